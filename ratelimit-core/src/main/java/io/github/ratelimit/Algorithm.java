@@ -1,0 +1,54 @@
+package io.github.ratelimit;
+
+/**
+ * The algorithms a {@link RateLimitPolicy} can be enforced with. They differ in what they count and how much burst
+ * they accept; each promises a worst case for the number of units admitted in any interval of one window (see
+ * {@code docs/algorithms.md}).
+ *
+ * @since 0.1.0
+ */
+public enum Algorithm {
+
+	/**
+	 * Fixed window: counts units per window aligned to the epoch ({@code [k·window, (k+1)·window)}). At most
+	 * {@code limit} per aligned window, but up to {@code 2·limit} in an interval of one window that straddles an
+	 * edge. One counter per key.
+	 */
+	FIXED,
+
+	/**
+	 * Sliding log: remembers when each admitted request happened and how much it cost. Never more than
+	 * {@code limit} in any interval of one window. State grows with the number of admitted requests in a window.
+	 */
+	SLIDING_LOG,
+
+	/**
+	 * Sliding window counter: the current and the previous fixed window, the previous one weighted by how much of it
+	 * still overlaps the sliding window. Constant state per key; at most {@code 2·limit - 1} in an interval of one
+	 * window in the worst case, and {@code limit + ⌈limit·τ/window⌉} in an interval {@code τ} that straddles an edge.
+	 */
+	SLIDING_COUNTER,
+
+	/**
+	 * Token bucket: a bucket of {@code burst} tokens refilled continuously at {@code limit} per {@code window}. A
+	 * request takes {@code cost} tokens. At most {@code burst + limit} in an interval of one window.
+	 */
+	TOKEN_BUCKET,
+
+	/**
+	 * Leaky bucket as a meter: a bucket holding at most {@code burst} units that drains continuously at
+	 * {@code limit} per {@code window}; a request that would overflow it is rejected. Given the same parameters it
+	 * makes the same decisions as {@link #TOKEN_BUCKET}; it is offered for those who think in levels rather than
+	 * tokens. It does not queue or delay requests.
+	 */
+	LEAKY_BUCKET;
+
+	/**
+	 * Whether this is one of the bucket algorithms, for which {@code burst} is the capacity.
+	 * @return whether {@code burst} applies
+	 */
+	public boolean isBucket() {
+		return this == TOKEN_BUCKET || this == LEAKY_BUCKET;
+	}
+
+}

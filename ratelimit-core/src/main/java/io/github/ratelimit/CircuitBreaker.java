@@ -1,0 +1,100 @@
+package io.github.ratelimit;
+
+import java.lang.System.Logger;
+import java.lang.System.Logger.Level;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * Stops calling a store that keeps failing, so that an outage costs one timeout rather than one per request, and
+ * lets a single probe through after a delay; the first success closes it again.
+ * <p>
+ * Closed: every call goes through; {@code failureThreshold} consecutive failures open it. Open: no call goes through
+ * until {@code openDuration} has passed. Half-open: one call (the probe) goes through; its success closes the
+ * circuit, its failure opens it again for another {@code openDuration}.
+ */
+final class CircuitBreaker {
+
+	/** What {@link #tryCall(long)} allows. */
+	enum Permission {
+
+		/** The circuit is closed: call the store. */
+		CALL,
+
+		/** The circuit is half-open and this caller is the probe: call the store and report the outcome. */
+		PROBE,
+
+		/** The circuit is open: do not call the store. */
+		SKIP
+
+	}
+
+	private static final Logger logger = System.getLogger(CircuitBreaker.class.getName());
+
+	private final int failureThreshold;
+
+	private final long openMillis;
+
+	private final AtomicInteger consecutiveFailures = new AtomicInteger();
+
+	/** When the circuit opened; {@link Long#MIN_VALUE} while closed. */
+	private volatile long openedAt = Long.MIN_VALUE;
+
+	private final AtomicBoolean probing = new AtomicBoolean();
+
+	CircuitBreaker(int failureThreshold, long openMillis) {
+		this.failureThreshold = failureThreshold;
+		this.openMillis = openMillis;
+	}
+
+	Permission tryCall(long now) {
+		long openedAt = this.openedAt;
+		if (openedAt == Long.MIN_VALUE) {
+			return Permission.CALL;
+		}
+		boolean waited = now - openedAt >= this.openMillis || now < openedAt;
+		return (waited && this.probing.compareAndSet(false, true)) ? Permission.PROBE : Permission.SKIP;
+	}
+
+	/**
+	 * Return the milliseconds until the store will be tried again, at least 1.
+	 */
+	long millisUntilRetry(long now) {
+		long openedAt = this.openedAt;
+		if (openedAt == Long.MIN_VALUE || now < openedAt) {
+			return 1;
+		}
+		return Math.max(1, openedAt + this.openMillis - now);
+	}
+
+	boolean isOpen() {
+		return this.openedAt != Long.MIN_VALUE;
+	}
+
+	void onSuccess() {
+		if (this.consecutiveFailures.get() != 0) {
+			this.consecutiveFailures.set(0);
+		}
+		if (this.openedAt != Long.MIN_VALUE) {
+			this.openedAt = Long.MIN_VALUE;
+			this.probing.set(false);
+			logger.log(Level.INFO, "Rate limit store answered again; circuit closed");
+		}
+	}
+
+	void onFailure(long now, Permission permission, RuntimeException failure) {
+		if (permission == Permission.PROBE) {
+			this.openedAt = now;
+			this.probing.set(false);
+			return;
+		}
+		if (this.openedAt == Long.MIN_VALUE && this.consecutiveFailures.incrementAndGet() >= this.failureThreshold) {
+			this.openedAt = now;
+			this.consecutiveFailures.set(0);
+			logger.log(Level.WARNING, () -> "Rate limit store failed " + this.failureThreshold
+					+ " time(s) in a row; circuit opened, the store will be tried again in " + this.openMillis
+					+ "ms. Cause: " + failure.getMessage());
+		}
+	}
+
+}

@@ -1,0 +1,129 @@
+package io.github.ratelimit;
+
+import java.time.Duration;
+
+/**
+ * The answer to one request: whether it may pass, and what a client needs to pace itself.
+ *
+ * @param allowed whether the request may pass
+ * @param limit the most units that can be available at once (the limit, or the burst for the bucket algorithms)
+ * @param remaining how many units could pass right now, after this request; never negative
+ * @param resetAfterMillis milliseconds until the full capacity is available again (for the buckets: until full)
+ * @param retryAfterMillis {@code 0} when allowed; otherwise milliseconds until a request of the same cost could
+ * pass, or {@link #NEVER} if its cost exceeds the capacity
+ * @param origin where the answer came from
+ * @since 0.1.0
+ */
+public record Decision(boolean allowed, long limit, long remaining, long resetAfterMillis, long retryAfterMillis,
+		Origin origin) {
+
+	/** Value of {@link #retryAfterMillis()} for a request whose cost exceeds what can ever be available. */
+	public static final long NEVER = -1;
+
+	/**
+	 * Create a decision that lets the request pass.
+	 * @param limit the capacity
+	 * @param remaining the units left after this request
+	 * @param resetAfterMillis milliseconds until the full capacity is available again
+	 * @return the decision
+	 */
+	public static Decision allowed(long limit, long remaining, long resetAfterMillis) {
+		return new Decision(true, limit, remaining, resetAfterMillis, 0, Origin.STORE);
+	}
+
+	/**
+	 * Create a decision that rejects the request.
+	 * @param limit the capacity
+	 * @param remaining the units left
+	 * @param resetAfterMillis milliseconds until the full capacity is available again
+	 * @param retryAfterMillis milliseconds until a request of the same cost could pass, or {@link #NEVER}
+	 * @return the decision
+	 */
+	public static Decision rejected(long limit, long remaining, long resetAfterMillis, long retryAfterMillis) {
+		return new Decision(false, limit, remaining, resetAfterMillis, retryAfterMillis, Origin.STORE);
+	}
+
+	/**
+	 * Return this decision with another origin.
+	 * @param origin the origin
+	 * @return a decision with the same values and the given origin
+	 */
+	public Decision withOrigin(Origin origin) {
+		return (origin == this.origin) ? this
+				: new Decision(this.allowed, this.limit, this.remaining, this.resetAfterMillis, this.retryAfterMillis,
+						origin);
+	}
+
+	/**
+	 * Return whether the counters were consulted: {@code false} when the store failed and the policy fails open or
+	 * closed, in which case {@link #remaining()} and the reset mean nothing.
+	 * @return whether remaining and reset are known
+	 */
+	public boolean isKnown() {
+		return this.origin != Origin.FAIL_OPEN && this.origin != Origin.FAIL_CLOSED;
+	}
+
+	/**
+	 * Return the time until the full capacity is available again.
+	 * @return the reset duration
+	 */
+	public Duration resetAfter() {
+		return Duration.ofMillis(this.resetAfterMillis);
+	}
+
+	/**
+	 * Return the seconds until the full capacity is available again, rounded up (for a {@code RateLimit-Reset}
+	 * header).
+	 * @return the reset in whole seconds
+	 */
+	public long resetAfterSeconds() {
+		return Durations.toSecondsRoundedUp(this.resetAfterMillis);
+	}
+
+	/**
+	 * Return the seconds a rejected client should wait before retrying, rounded up and at least 1 (for a
+	 * {@code Retry-After} header). When the cost can never pass, the time until the capacity is full again.
+	 * @return the retry delay in whole seconds, at least 1
+	 */
+	public long retryAfterSeconds() {
+		long millis = (this.retryAfterMillis == NEVER) ? this.resetAfterMillis : this.retryAfterMillis;
+		return Math.max(1, Durations.toSecondsRoundedUp(millis));
+	}
+
+	/**
+	 * Return whether the request was rejected because its cost exceeds what can ever be available.
+	 * @return whether the cost can never pass
+	 */
+	public boolean exceedsCapacity() {
+		return !this.allowed && this.retryAfterMillis == NEVER;
+	}
+
+	/**
+	 * Where a {@link Decision} came from.
+	 */
+	public enum Origin {
+
+		/** The store decided. */
+		STORE,
+
+		/**
+		 * This instance rejected locally, without asking the store, because the store had rejected this key until
+		 * a known time.
+		 */
+		DENY_CACHE,
+
+		/** The store failed and the in-memory fallback of this instance decided ({@link FailureMode#LOCAL}). */
+		LOCAL_FALLBACK,
+
+		/** The store failed and the request passed uncounted ({@link FailureMode#ALLOW}). */
+		FAIL_OPEN,
+
+		/**
+		 * The store failed and the request was rejected as if the service were unavailable
+		 * ({@link FailureMode#DENY}); the retry delay is when the store will be tried again.
+		 */
+		FAIL_CLOSED
+
+	}
+
+}

@@ -1,0 +1,322 @@
+package io.github.ratelimit;
+
+import java.time.Duration;
+import java.util.Objects;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A rate limit: at most {@code limit} units per {@code window}, enforced by an {@link Algorithm}. Immutable and
+ * validated on construction; an invalid value fails with a message that names the attribute and shows the value.
+ * <p>
+ * Every algorithm works in whole milliseconds with exact integer arithmetic, identical in memory and in Redis (whose
+ * Lua numbers are doubles, exact up to 2<sup>53</sup>). A policy whose arithmetic could leave that range (a huge limit
+ * over a huge window) is rejected here rather than drifting later.
+ *
+ * @since 0.1.0
+ */
+public final class RateLimitPolicy {
+
+	/** Largest integer every store can represent exactly (Lua numbers are IEEE doubles). */
+	static final long MAX_EXACT = 1L << 53;
+
+	/** Longest window: far beyond any sensible use, short enough that {@code now + 2·window} stays exact. */
+	static final long MAX_WINDOW_MILLIS = 1L << 50;
+
+	private final String name;
+
+	private final Algorithm algorithm;
+
+	private final long limit;
+
+	private final Duration window;
+
+	private final long windowMillis;
+
+	private final long burst;
+
+	private final FailureMode failureMode;
+
+	private final long unitsPerToken;
+
+	private final long unitsPerMilli;
+
+	private final int hash;
+
+	private RateLimitPolicy(Builder builder) {
+		this.name = Checks.hasText(builder.name, "name");
+		this.algorithm = Checks.notNull(builder.algorithm, "algorithm");
+		this.limit = Checks.atLeast(builder.limit, 1, "limit");
+		this.window = Checks.positiveWholeMillis(builder.window, "window");
+		if (this.window.compareTo(Duration.ofMillis(MAX_WINDOW_MILLIS)) > 0) {
+			throw new IllegalArgumentException("'window' must be at most " + MAX_WINDOW_MILLIS
+					+ "ms (arithmetic would overflow) but was '" + Durations.format(this.window) + "'");
+		}
+		this.windowMillis = this.window.toMillis();
+		this.burst = (builder.burst != null) ? Checks.atLeast(builder.burst, 1, "burst") : this.limit;
+		this.failureMode = Checks.notNull(builder.failureMode, "failureMode");
+		// A rate of limit/window as exact integers: one token is unitsPerToken units, and unitsPerMilli units
+		// accrue per millisecond. Dividing by the gcd keeps the numbers small for round values.
+		long gcd = gcd(this.limit, this.windowMillis);
+		this.unitsPerToken = this.windowMillis / gcd;
+		this.unitsPerMilli = this.limit / gcd;
+		checkExactArithmetic();
+		this.hash = Objects.hash(this.name, this.algorithm, this.limit, this.windowMillis, this.burst);
+	}
+
+	private void checkExactArithmetic() {
+		String tooLarge = "'limit' × 'window' is too large for exact arithmetic with " + this.algorithm + " (limit "
+				+ this.limit + ", window '" + Durations.format(this.window) + "'";
+		if (this.limit > MAX_EXACT / 4) {
+			throw new IllegalArgumentException("'limit' must be at most " + MAX_EXACT / 4 + " but was " + this.limit);
+		}
+		if (this.burst > MAX_EXACT / 4) {
+			throw new IllegalArgumentException("'burst' must be at most " + MAX_EXACT / 4 + " but was " + this.burst);
+		}
+		if (this.algorithm == Algorithm.SLIDING_COUNTER && multiplyExceeds(this.limit, this.windowMillis, MAX_EXACT / 4)) {
+			// The estimate compares previous·(window - elapsed) + (current + cost)·window with limit·window.
+			throw new IllegalArgumentException(tooLarge
+					+ "): limit × window in milliseconds must stay below 2^51; use a shorter window or a smaller limit");
+		}
+		if (this.algorithm.isBucket() && multiplyExceeds(this.burst, this.unitsPerToken, MAX_EXACT / 4)) {
+			// The bucket holds burst·unitsPerToken units; levels up to twice that are compared.
+			throw new IllegalArgumentException(tooLarge + ", burst " + this.burst
+					+ "): burst × window / gcd(limit, window) in milliseconds must stay below 2^51; use a smaller "
+					+ "burst, a shorter window, or a limit that divides the window more evenly");
+		}
+	}
+
+	private static boolean multiplyExceeds(long a, long b, long bound) {
+		return a > bound / b;
+	}
+
+	private static long gcd(long a, long b) {
+		while (b != 0) {
+			long t = a % b;
+			a = b;
+			b = t;
+		}
+		return a;
+	}
+
+	/**
+	 * Start building a policy with the given name.
+	 * @param name the policy name, which namespaces the counters
+	 * @return a builder
+	 */
+	public static Builder builder(String name) {
+		return new Builder(name);
+	}
+
+	/**
+	 * Return a builder initialized with the values of this policy.
+	 * @return a builder
+	 */
+	public Builder toBuilder() {
+		return new Builder(this.name).algorithm(this.algorithm)
+			.limit(this.limit)
+			.window(this.window)
+			.burst(this.burst)
+			.failureMode(this.failureMode);
+	}
+
+	/**
+	 * Return the policy name. Counters are namespaced by it.
+	 * @return the name
+	 */
+	public String name() {
+		return this.name;
+	}
+
+	/**
+	 * Return the algorithm that enforces this policy.
+	 * @return the algorithm
+	 */
+	public Algorithm algorithm() {
+		return this.algorithm;
+	}
+
+	/**
+	 * Return the number of units admitted per window (for the buckets: the refill or drain rate per window).
+	 * @return the limit, at least 1
+	 */
+	public long limit() {
+		return this.limit;
+	}
+
+	/**
+	 * Return the window length.
+	 * @return the window, a whole number of milliseconds
+	 */
+	public Duration window() {
+		return this.window;
+	}
+
+	/**
+	 * Return the window length in milliseconds.
+	 * @return the window in milliseconds
+	 */
+	public long windowMillis() {
+		return this.windowMillis;
+	}
+
+	/**
+	 * Return the bucket capacity of the bucket algorithms; equal to the limit unless set.
+	 * @return the burst, at least 1
+	 */
+	public long burst() {
+		return this.burst;
+	}
+
+	/**
+	 * Return the most units that can ever be available at once: {@link #burst()} for the bucket algorithms,
+	 * {@link #limit()} otherwise. A request that costs more can never pass.
+	 * @return the capacity
+	 */
+	public long capacity() {
+		return this.algorithm.isBucket() ? this.burst : this.limit;
+	}
+
+	/**
+	 * Return what happens when the store cannot decide.
+	 * @return the failure mode
+	 */
+	public FailureMode failureMode() {
+		return this.failureMode;
+	}
+
+	/**
+	 * Return how many units make one token in the exact integer form of the rate {@code limit/window} used by the
+	 * bucket algorithms: {@code window / gcd(limit, window)} (window in milliseconds).
+	 * @return the units per token
+	 */
+	public long unitsPerToken() {
+		return this.unitsPerToken;
+	}
+
+	/**
+	 * Return how many units accrue (or drain) per millisecond in the exact integer form of the rate
+	 * {@code limit/window}: {@code limit / gcd(limit, window)}.
+	 * @return the units per millisecond
+	 */
+	public long unitsPerMilli() {
+		return this.unitsPerMilli;
+	}
+
+	/**
+	 * Two policies are equal when they count the same way: same name, algorithm, limit, window and burst. The
+	 * failure mode does not take part, since it does not change the counters.
+	 */
+	@Override
+	public boolean equals(@Nullable Object obj) {
+		if (this == obj) {
+			return true;
+		}
+		return obj instanceof RateLimitPolicy other && this.hash == other.hash && this.limit == other.limit
+				&& this.windowMillis == other.windowMillis && this.burst == other.burst
+				&& this.algorithm == other.algorithm && this.name.equals(other.name);
+	}
+
+	@Override
+	public int hashCode() {
+		return this.hash;
+	}
+
+	@Override
+	public String toString() {
+		StringBuilder result = new StringBuilder("RateLimitPolicy[").append(this.name)
+			.append(": ")
+			.append(this.algorithm)
+			.append(' ')
+			.append(this.limit)
+			.append('/')
+			.append(Durations.format(this.window));
+		if (this.algorithm.isBucket()) {
+			result.append(", burst ").append(this.burst);
+		}
+		return result.append(", failure mode ").append(this.failureMode).append(']').toString();
+	}
+
+	/**
+	 * Builder for {@link RateLimitPolicy}.
+	 */
+	public static final class Builder {
+
+		private final String name;
+
+		private Algorithm algorithm = Algorithm.FIXED;
+
+		private long limit;
+
+		private @Nullable Duration window;
+
+		private @Nullable Long burst;
+
+		private FailureMode failureMode = FailureMode.ALLOW;
+
+		private Builder(String name) {
+			this.name = name;
+		}
+
+		/**
+		 * Set the algorithm; {@link Algorithm#FIXED} by default.
+		 * @param algorithm the algorithm
+		 * @return this builder
+		 */
+		public Builder algorithm(Algorithm algorithm) {
+			this.algorithm = algorithm;
+			return this;
+		}
+
+		/**
+		 * Set the number of units per window.
+		 * @param limit the limit, at least 1
+		 * @return this builder
+		 */
+		public Builder limit(long limit) {
+			this.limit = limit;
+			return this;
+		}
+
+		/**
+		 * Set the window.
+		 * @param window the window, at least 1ms and a whole number of milliseconds
+		 * @return this builder
+		 */
+		public Builder window(Duration window) {
+			this.window = window;
+			return this;
+		}
+
+		/**
+		 * Set the bucket capacity of the bucket algorithms; the limit by default.
+		 * @param burst the burst, at least 1, or {@code null} for the limit
+		 * @return this builder
+		 */
+		public Builder burst(@Nullable Long burst) {
+			this.burst = burst;
+			return this;
+		}
+
+		/**
+		 * Set what happens when the store cannot decide; {@link FailureMode#ALLOW} by default.
+		 * @param failureMode the failure mode
+		 * @return this builder
+		 */
+		public Builder failureMode(FailureMode failureMode) {
+			this.failureMode = failureMode;
+			return this;
+		}
+
+		/**
+		 * Build the policy.
+		 * @return the policy
+		 * @throws IllegalArgumentException if a value is invalid; the message names the attribute and the value
+		 */
+		public RateLimitPolicy build() {
+			return new RateLimitPolicy(this);
+		}
+
+	}
+
+}

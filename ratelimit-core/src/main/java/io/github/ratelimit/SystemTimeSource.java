@@ -1,0 +1,15 @@
+package io.github.ratelimit;
+
+/**
+ * The system clock.
+ */
+enum SystemTimeSource implements TimeSource {
+
+	INSTANCE;
+
+	@Override
+	public long currentTimeMillis() {
+		return System.currentTimeMillis();
+	}
+
+}

@@ -1,0 +1,97 @@
+package io.github.ratelimit.annotation;
+
+import java.lang.annotation.Documented;
+import java.lang.annotation.ElementType;
+import java.lang.annotation.Repeatable;
+import java.lang.annotation.Retention;
+import java.lang.annotation.RetentionPolicy;
+import java.lang.annotation.Target;
+
+import io.github.ratelimit.Algorithm;
+
+/**
+ * Limits how often the annotated method may be invoked, per key. On a class, applies to every handler method of the
+ * class (every public method if the class is not a controller); an annotation on a method replaces the one on its
+ * class.
+ * <p>
+ * Every attribute but {@link #key()} and {@link #cost()} can be overridden in configuration by policy name:
+ * {@code ratelimit.policies.<name>.limit}, {@code .window}, {@code .algorithm}, {@code .burst}, {@code .enabled},
+ * {@code .failure-mode}. Names containing dots are written in brackets there:
+ * {@code ratelimit.policies.[OrderController.list].limit}.
+ * <p>
+ * Repeatable: several policies on one method are checked in declaration order, and the request is rejected by the
+ * first that rejects it (the policies before it have counted it). Their names must differ. Can be used as a
+ * meta-annotation to compose your own.
+ *
+ * <pre class="code">
+ * &#064;RateLimited(limit = 10, window = "1m", key = "#userId")
+ * &#064;GetMapping("/users/{userId}/orders")
+ * List&lt;Order&gt; orders(&#064;PathVariable String userId) { ... }
+ * </pre>
+ *
+ * @since 0.1.0
+ */
+@Target({ ElementType.METHOD, ElementType.TYPE, ElementType.ANNOTATION_TYPE })
+@Retention(RetentionPolicy.RUNTIME)
+@Documented
+@Repeatable(RateLimits.class)
+public @interface RateLimited {
+
+	/**
+	 * Value of {@link #limit()} and {@link #burst()} meaning "not set here".
+	 */
+	long UNSET = Long.MIN_VALUE;
+
+	/**
+	 * Policy name. Counters are namespaced by it: two methods share counters only if they name the same policy, and
+	 * then they must declare the same limit, window, algorithm and burst. Defaults to
+	 * {@code SimpleClassName.methodName}.
+	 * @return the policy name
+	 */
+	String name() default "";
+
+	/**
+	 * Maximum number of units per {@link #window()} (for the bucket algorithms, the refill or drain rate per window).
+	 * Required here or in {@code ratelimit.policies.<name>.limit}.
+	 * @return the limit, at least 1
+	 */
+	long limit() default UNSET;
+
+	/**
+	 * Window length, in Spring Boot's duration syntax ({@code 500ms}, {@code 30s}, {@code 1m}, {@code 1h},
+	 * {@code 1d}) or ISO-8601 ({@code PT1M}). Required here or in {@code ratelimit.policies.<name>.window}.
+	 * @return the window
+	 */
+	String window() default "";
+
+	/**
+	 * Algorithm that enforces the limit.
+	 * @return the algorithm
+	 */
+	Algorithm algorithm() default Algorithm.FIXED;
+
+	/**
+	 * Capacity of the bucket for {@link Algorithm#TOKEN_BUCKET} and {@link Algorithm#LEAKY_BUCKET}: how many units can
+	 * pass at once after an idle period. Defaults to the limit; ignored by the window algorithms.
+	 * @return the burst, at least 1
+	 */
+	long burst() default UNSET;
+
+	/**
+	 * SpEL expression for the counter key, evaluated per request. It can use the method's arguments by name
+	 * ({@code #userId}), {@code #request} (the current {@code HttpServletRequest}), {@code #principal} (the
+	 * authenticated principal, {@code null} when anonymous) and beans ({@code @plans.tier(#request)}). Defaults to
+	 * the client's IP address. A key that evaluates to {@code null} or an empty string, or whose evaluation fails,
+	 * falls back to the client's IP address (logged once per policy at WARN).
+	 * @return the key expression
+	 */
+	String key() default "";
+
+	/**
+	 * Units one request takes: an integer, or a SpEL expression evaluated per request with the same variables as
+	 * {@link #key()}. A request whose cost exceeds what is left is rejected and takes nothing.
+	 * @return the cost, at least 1
+	 */
+	String cost() default "1";
+
+}

@@ -1,0 +1,50 @@
+package io.github.ratelimit.memory;
+
+import io.github.ratelimit.Decision;
+import io.github.ratelimit.RateLimitPolicy;
+
+/**
+ * Fixed window, aligned to the epoch: window {@code k} is {@code [k·W, (k+1)·W)}.
+ * <ul>
+ * <li>Admit iff {@code count + cost ≤ L}, counting only this window's units.
+ * <li>Remaining: {@code L - count}. Reset and retry-after: the end of the window.
+ * <li>Bound: {@code ≤ L} per aligned window, {@code ≤ 2L} in any interval of length {@code W} (reached by {@code L}
+ * just before an edge and {@code L} just after it).
+ * </ul>
+ * Mirrored by {@code fixed-window.lua}.
+ */
+final class FixedWindow extends KeyState {
+
+	private long start = Long.MIN_VALUE;
+
+	private long count;
+
+	/** The time of the last admission; time never runs backwards for a key. */
+	private long last = Long.MIN_VALUE;
+
+	@Override
+	Decision acquire(RateLimitPolicy policy, long now, long cost) {
+		long limit = policy.limit();
+		long window = policy.windowMillis();
+		now = Math.max(now, this.last);
+		long start = now - Math.floorMod(now, window);
+		long count = (this.start == start) ? this.count : 0;
+		long reset = start + window - now;
+		if (cost > limit) {
+			return Decision.rejected(limit, limit - count, reset, Decision.NEVER);
+		}
+		if (count + cost > limit) {
+			return Decision.rejected(limit, limit - count, reset, reset);
+		}
+		this.start = start;
+		this.count = count + cost;
+		this.last = now;
+		return Decision.allowed(limit, limit - this.count, reset);
+	}
+
+	@Override
+	long expiresAt(RateLimitPolicy policy) {
+		return this.start + policy.windowMillis();
+	}
+
+}

@@ -1,0 +1,98 @@
+package io.github.ratelimit.memory;
+
+import io.github.ratelimit.Decision;
+import io.github.ratelimit.RateLimitPolicy;
+
+/**
+ * Sliding log: the time and cost of every admitted request within the last window, oldest first. Requests admitted
+ * in the same millisecond share one entry, so the log never holds more than {@code min(L, W)} entries.
+ * <ul>
+ * <li>An entry counts while {@code now - W < time}: the window is the half-open interval {@code (now - W, now]}.
+ * <li>Admit iff {@code sum + cost ≤ L}.
+ * <li>Remaining: {@code L - sum}. Reset: until the newest entry leaves the window. Retry-after: until enough of the
+ * oldest entries have left for {@code cost} to fit.
+ * <li>Bound: exact, {@code ≤ L} in every half-open interval of length {@code W}.
+ * </ul>
+ * Mirrored by {@code sliding-log.lua}.
+ */
+final class SlidingLog extends KeyState {
+
+	private long[] times = new long[4];
+
+	private long[] costs = new long[4];
+
+	/** Index of the oldest entry in the ring. */
+	private int head;
+
+	private int size;
+
+	private long sum;
+
+	@Override
+	Decision acquire(RateLimitPolicy policy, long now, long cost) {
+		long limit = policy.limit();
+		long window = policy.windowMillis();
+		if (this.size > 0) {
+			now = Math.max(now, newest());
+		}
+		while (this.size > 0 && this.times[this.head] <= now - window) {
+			this.sum -= this.costs[this.head];
+			this.head = (this.head + 1) % this.times.length;
+			this.size--;
+		}
+		if (cost <= limit && this.sum + cost <= limit) {
+			append(now, cost);
+			return Decision.allowed(limit, limit - this.sum, newest() + window - now);
+		}
+		long reset = (this.size > 0) ? newest() + window - now : 0;
+		if (cost > limit) {
+			return Decision.rejected(limit, limit - this.sum, reset, Decision.NEVER);
+		}
+		long toFree = this.sum + cost - limit;
+		int index = this.head;
+		while (true) {
+			toFree -= this.costs[index];
+			if (toFree <= 0) {
+				return Decision.rejected(limit, limit - this.sum, reset, this.times[index] + window - now);
+			}
+			index = (index + 1) % this.times.length;
+		}
+	}
+
+	private long newest() {
+		return this.times[(this.head + this.size - 1) % this.times.length];
+	}
+
+	private void append(long now, long cost) {
+		this.sum += cost;
+		if (this.size > 0 && newest() == now) {
+			this.costs[(this.head + this.size - 1) % this.times.length] += cost;
+			return;
+		}
+		if (this.size == this.times.length) {
+			grow();
+		}
+		int tail = (this.head + this.size) % this.times.length;
+		this.times[tail] = now;
+		this.costs[tail] = cost;
+		this.size++;
+	}
+
+	private void grow() {
+		long[] times = new long[this.times.length * 2];
+		long[] costs = new long[this.costs.length * 2];
+		for (int i = 0; i < this.size; i++) {
+			times[i] = this.times[(this.head + i) % this.times.length];
+			costs[i] = this.costs[(this.head + i) % this.costs.length];
+		}
+		this.times = times;
+		this.costs = costs;
+		this.head = 0;
+	}
+
+	@Override
+	long expiresAt(RateLimitPolicy policy) {
+		return (this.size > 0) ? newest() + policy.windowMillis() : Long.MIN_VALUE;
+	}
+
+}

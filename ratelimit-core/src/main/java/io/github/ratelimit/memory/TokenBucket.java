@@ -1,0 +1,63 @@
+package io.github.ratelimit.memory;
+
+import io.github.ratelimit.Decision;
+import io.github.ratelimit.RateLimitPolicy;
+
+/**
+ * Token bucket with continuous refill, in exact integer units: a token is {@code T} units
+ * ({@link RateLimitPolicy#unitsPerToken()}), {@code R} units accrue per millisecond
+ * ({@link RateLimitPolicy#unitsPerMilli()}), the bucket holds at most {@code B·T} units and starts full.
+ * <ul>
+ * <li>Admit iff {@code tokens ≥ cost·T}, then take them.
+ * <li>Remaining: {@code ⌊tokens / T⌋}. Reset: until full, {@code ⌈(B·T - tokens) / R⌉} ms. Retry-after:
+ * {@code ⌈(cost·T - tokens) / R⌉} ms.
+ * <li>Bound: {@code ≤ B + ⌊L·W/W⌋ = B + L} in any closed interval of length {@code W}.
+ * </ul>
+ * Mirrored by {@code token-bucket.lua}.
+ */
+final class TokenBucket extends KeyState {
+
+	private boolean fresh = true;
+
+	private long units;
+
+	private long last;
+
+	@Override
+	Decision acquire(RateLimitPolicy policy, long now, long cost) {
+		long perToken = policy.unitsPerToken();
+		long perMilli = policy.unitsPerMilli();
+		long burst = policy.burst();
+		long capacity = burst * perToken;
+		long units = capacity;
+		if (!this.fresh) {
+			now = Math.max(now, this.last);
+			units = this.units;
+			long missing = capacity - units;
+			if (missing > 0) {
+				long elapsed = now - this.last;
+				units = (elapsed >= IntMath.ceilDiv(missing, perMilli)) ? capacity : units + elapsed * perMilli;
+			}
+		}
+		long reset = IntMath.ceilDiv(capacity - units, perMilli);
+		if (cost > burst) {
+			return Decision.rejected(burst, units / perToken, reset, Decision.NEVER);
+		}
+		long need = cost * perToken;
+		if (units < need) {
+			return Decision.rejected(burst, units / perToken, reset, IntMath.ceilDiv(need - units, perMilli));
+		}
+		units -= need;
+		this.fresh = false;
+		this.units = units;
+		this.last = now;
+		return Decision.allowed(burst, units / perToken, IntMath.ceilDiv(capacity - units, perMilli));
+	}
+
+	@Override
+	long expiresAt(RateLimitPolicy policy) {
+		long capacity = policy.burst() * policy.unitsPerToken();
+		return this.fresh ? Long.MIN_VALUE : this.last + IntMath.ceilDiv(capacity - this.units, policy.unitsPerMilli());
+	}
+
+}

@@ -1,0 +1,291 @@
+package io.github.ratelimit.conformance;
+
+import java.time.Duration;
+import java.util.Random;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+import io.github.ratelimit.Algorithm;
+import io.github.ratelimit.Decision;
+import io.github.ratelimit.RateLimitPolicy;
+import io.github.ratelimit.TimeSource;
+import io.github.ratelimit.store.RateLimitStore;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The behaviour every {@link RateLimitStore} must have, for every {@link Algorithm}, driven by a controllable clock.
+ * A store's test extends this class and says how to build the store on a given clock.
+ */
+public abstract class RateLimitStoreConformanceTests {
+
+	private static final AtomicInteger policies = new AtomicInteger();
+
+	protected final MutableTimeSource clock = MutableTimeSource.at("2030-01-01T00:00:00Z");
+
+	protected RateLimitStore store;
+
+	/**
+	 * Create the store under test; it must take its time from {@code clock}.
+	 */
+	protected abstract RateLimitStore createStore(TimeSource clock);
+
+	@BeforeEach
+	void createStore() {
+		this.store = createStore(this.clock);
+	}
+
+	@ParameterizedTest
+	@EnumSource(Algorithm.class)
+	void admitsTheCapacityAtOnceThenRejects(Algorithm algorithm) {
+		RateLimitPolicy policy = policy(algorithm, 5, Duration.ofMinutes(1));
+		this.clock.alignTo(policy.window(), 30_000);
+		for (int remaining = 4; remaining >= 0; remaining--) {
+			Decision decision = take(policy, "k", 1);
+			assertThat(decision.allowed()).isTrue();
+			assertThat(decision.remaining()).isEqualTo(remaining);
+			assertThat(decision.limit()).isEqualTo(5);
+		}
+		Decision rejected = take(policy, "k", 1);
+		assertThat(rejected.allowed()).isFalse();
+		assertThat(rejected.remaining()).isZero();
+		assertThat(rejected.retryAfterMillis()).isPositive();
+		assertThat(rejected.resetAfterMillis()).isGreaterThanOrEqualTo(rejected.retryAfterMillis());
+	}
+
+	@ParameterizedTest
+	@EnumSource(Algorithm.class)
+	void rejectedRequestTakesNothing(Algorithm algorithm) {
+		RateLimitPolicy policy = policy(algorithm, 3, Duration.ofMinutes(1));
+		this.clock.alignTo(policy.window(), 1_000);
+		assertThat(take(policy, "k", 2).remaining()).isEqualTo(1);
+		Decision rejected = take(policy, "k", 2);
+		assertThat(rejected.allowed()).isFalse();
+		assertThat(rejected.remaining()).isEqualTo(1);
+		Decision last = take(policy, "k", 1);
+		assertThat(last.allowed()).isTrue();
+		assertThat(last.remaining()).isZero();
+	}
+
+	@ParameterizedTest
+	@EnumSource(Algorithm.class)
+	void costAboveTheCapacityIsRejectedForeverAndTakesNothing(Algorithm algorithm) {
+		RateLimitPolicy policy = policy(algorithm, 3, Duration.ofMinutes(1));
+		this.clock.alignTo(policy.window(), 1_000);
+		Decision rejected = take(policy, "k", 4);
+		assertThat(rejected.allowed()).isFalse();
+		assertThat(rejected.exceedsCapacity()).isTrue();
+		assertThat(rejected.retryAfterMillis()).isEqualTo(Decision.NEVER);
+		assertThat(rejected.remaining()).isEqualTo(3);
+		assertThat(take(policy, "k", 3).allowed()).isTrue();
+	}
+
+	@ParameterizedTest
+	@EnumSource(Algorithm.class)
+	void costAboveOneTakesThatManyUnits(Algorithm algorithm) {
+		RateLimitPolicy policy = policy(algorithm, 10, Duration.ofMinutes(1));
+		this.clock.alignTo(policy.window(), 1_000);
+		assertThat(take(policy, "k", 4).remaining()).isEqualTo(6);
+		assertThat(take(policy, "k", 6).remaining()).isZero();
+		assertThat(take(policy, "k", 1).allowed()).isFalse();
+	}
+
+	@ParameterizedTest
+	@EnumSource(Algorithm.class)
+	void retryAfterIsExactlyWhenTheSameRequestPasses(Algorithm algorithm) {
+		RateLimitPolicy policy = policy(algorithm, 4, Duration.ofSeconds(10));
+		Random random = new Random(42);
+		int checked = 0;
+		for (int step = 0; step < 300; step++) {
+			this.clock.advanceMillis(random.nextInt(3_000));
+			long cost = 1 + random.nextInt(3);
+			Decision decision = take(policy, "k", cost);
+			if (decision.allowed()) {
+				continue;
+			}
+			long retry = decision.retryAfterMillis();
+			assertThat(retry).isPositive();
+			if (retry > 1) {
+				this.clock.advanceMillis(retry - 1);
+				assertThat(take(policy, "k", cost).allowed()).as("one millisecond before the retry time").isFalse();
+				this.clock.advanceMillis(1);
+			}
+			else {
+				this.clock.advanceMillis(retry);
+			}
+			assertThat(take(policy, "k", cost).allowed()).as("at the retry time").isTrue();
+			checked++;
+		}
+		assertThat(checked).isGreaterThan(20);
+	}
+
+	@ParameterizedTest
+	@EnumSource(Algorithm.class)
+	void resetAfterIsExactlyWhenTheFullCapacityIsBack(Algorithm algorithm) {
+		RateLimitPolicy policy = policy(algorithm, 4, Duration.ofSeconds(10));
+		Random random = new Random(7);
+		int checked = 0;
+		for (int round = 0; round < 40; round++) {
+			String early = "early-" + round;
+			String onTime = "on-time-" + round;
+			Decision decision = null;
+			int requests = 1 + random.nextInt(4);
+			for (int i = 0; i < requests; i++) {
+				this.clock.advanceMillis(random.nextInt(2_000));
+				decision = take(policy, early, 1);
+				assertThat(take(policy, onTime, 1)).isEqualTo(decision);
+			}
+			long reset = decision.resetAfterMillis();
+			assertThat(reset).isPositive();
+			this.clock.advanceMillis(reset - 1);
+			assertThat(take(policy, early, 1).remaining()).as("before the reset").isLessThan(policy.capacity() - 1);
+			this.clock.advanceMillis(1);
+			assertThat(take(policy, onTime, 1).remaining()).as("at the reset").isEqualTo(policy.capacity() - 1);
+			checked++;
+			this.clock.advance(Duration.ofSeconds(30));
+		}
+		assertThat(checked).isEqualTo(40);
+	}
+
+	@ParameterizedTest
+	@EnumSource(Algorithm.class)
+	void idleLongerThanTheWindowRestoresTheFullCapacity(Algorithm algorithm) {
+		RateLimitPolicy policy = policy(algorithm, 5, Duration.ofSeconds(1));
+		this.clock.alignTo(policy.window(), 500);
+		takeUntilRejected(policy, "k");
+		this.clock.advance(Duration.ofHours(25));
+		for (int i = 0; i < 5; i++) {
+			assertThat(take(policy, "k", 1).allowed()).isTrue();
+		}
+		assertThat(take(policy, "k", 1).allowed()).isFalse();
+	}
+
+	@ParameterizedTest
+	@EnumSource(Algorithm.class)
+	void clockRunningBackwardsCreatesNoCapacity(Algorithm algorithm) {
+		RateLimitPolicy policy = policy(algorithm, 5, Duration.ofSeconds(10));
+		this.clock.alignTo(policy.window(), 9_000);
+		takeUntilRejected(policy, "k");
+		this.clock.advanceMillis(-5_000);
+		assertThat(take(policy, "k", 1).allowed()).isFalse();
+		this.clock.advanceMillis(-60_000);
+		assertThat(take(policy, "k", 1).allowed()).isFalse();
+	}
+
+	@ParameterizedTest
+	@EnumSource(Algorithm.class)
+	void manyKeysAreCountedIndependently(Algorithm algorithm) {
+		RateLimitPolicy policy = policy(algorithm, 3, Duration.ofMinutes(1));
+		this.clock.alignTo(policy.window(), 1_000);
+		for (int key = 0; key < 300; key++) {
+			assertThat(take(policy, "key-" + key, 2).allowed()).isTrue();
+		}
+		for (int key = 0; key < 300; key++) {
+			assertThat(take(policy, "key-" + key, 1).remaining()).isZero();
+			assertThat(take(policy, "key-" + key, 1).allowed()).isFalse();
+		}
+	}
+
+	@ParameterizedTest
+	@EnumSource(Algorithm.class)
+	void policiesWithTheSameKeyAreCountedIndependently(Algorithm algorithm) {
+		RateLimitPolicy first = policy(algorithm, 2, Duration.ofMinutes(1));
+		RateLimitPolicy second = policy(algorithm, 2, Duration.ofMinutes(1));
+		this.clock.alignTo(first.window(), 1_000);
+		takeUntilRejected(first, "k");
+		assertThat(take(second, "k", 2).allowed()).isTrue();
+	}
+
+	@ParameterizedTest
+	@EnumSource(Algorithm.class)
+	void steadyTrafficBelowTheRateIsAlwaysAdmitted(Algorithm algorithm) {
+		RateLimitPolicy policy = policy(algorithm, 10, Duration.ofSeconds(1));
+		long period = 112; // 8.9 requests per second against a limit of 10
+		for (int i = 0; i < 400; i++) {
+			assertThat(take(policy, "k", 1).allowed()).as("request %d", i).isTrue();
+			this.clock.advanceMillis(period);
+		}
+	}
+
+	@ParameterizedTest
+	@EnumSource(Algorithm.class)
+	void longRunsDoNotDrift(Algorithm algorithm) {
+		// 7 per 3s: a rate that is not a whole number of units per millisecond.
+		assertLongRunAdmitsTheRate(policy(algorithm, 7, Duration.ofSeconds(3)), 300, 100, 1);
+		// A prime limit per day over 200 days: large numbers, same exactness.
+		assertLongRunAdmitsTheRate(policy(algorithm, 1_000_003, Duration.ofDays(1)), 200, 3_600_000, 100_000);
+	}
+
+	private void assertLongRunAdmitsTheRate(RateLimitPolicy policy, int windows, long period, long cost) {
+		this.clock.alignTo(policy.window(), 0);
+		long start = this.clock.currentTimeMillis();
+		long end = start + windows * policy.windowMillis();
+		long admitted = 0;
+		while (this.clock.currentTimeMillis() < end) {
+			if (take(policy, "k", cost).allowed()) {
+				admitted += cost;
+			}
+			this.clock.advanceMillis(period);
+		}
+		long expected = windows * policy.limit();
+		// Overloaded at least 2x: every algorithm admits its rate over the run, give or take one window's units
+		// (the buckets start full) and one request. The sliding counter under steady overload settles one request
+		// short of the limit per window: its estimate still weighs the previous window an instant before the edge.
+		long lowest = (policy.algorithm() == Algorithm.SLIDING_COUNTER) ? windows * (policy.limit() - cost) : expected;
+		assertThat(admitted).as(policy.toString())
+			.isBetween(lowest - policy.limit() - cost, expected + policy.capacity() + cost);
+	}
+
+	@ParameterizedTest
+	@EnumSource(Algorithm.class)
+	void concurrentRequestsAtOneInstantAdmitExactlyTheCapacity(Algorithm algorithm) {
+		RateLimitPolicy policy = policy(algorithm, 100, Duration.ofMinutes(1));
+		this.clock.alignTo(policy.window(), 1_000);
+		AtomicLong admitted = new AtomicLong();
+		ConcurrentTestHarness.run(32, () -> {
+			for (int i = 0; i < 10; i++) {
+				if (take(policy, "hot", 1).allowed()) {
+					admitted.incrementAndGet();
+				}
+			}
+		});
+		assertThat(admitted).hasValue(100);
+	}
+
+	@ParameterizedTest
+	@EnumSource(Algorithm.class)
+	void boundaryBurstStaysWithinTheAlgorithmsBoundAndReachesIt(Algorithm algorithm) {
+		BoundaryBurst.Result result = BoundaryBurst.measure(algorithm, this::take, this.clock, nextName(algorithm));
+		assertThat(result.maxInAnyWindow()).as(result.toString()).isLessThanOrEqualTo(result.bound());
+		assertThat(result.maxInAnyWindow()).as(result.toString()).isEqualTo(result.reachable());
+		System.out.println(getClass().getSimpleName() + ": " + result);
+	}
+
+	protected final Decision take(RateLimitPolicy policy, String key, long cost) {
+		Decision decision = this.store.tryAcquire(policy, key, cost);
+		assertThat(decision.remaining()).isNotNegative();
+		assertThat(decision.resetAfterMillis()).isNotNegative();
+		return decision;
+	}
+
+	private void takeUntilRejected(RateLimitPolicy policy, String key) {
+		for (int i = 0; i < 1000; i++) {
+			if (!take(policy, key, 1).allowed()) {
+				return;
+			}
+		}
+		throw new AssertionError("never rejected");
+	}
+
+	protected static RateLimitPolicy policy(Algorithm algorithm, long limit, Duration window) {
+		return RateLimitPolicy.builder(nextName(algorithm)).algorithm(algorithm).limit(limit).window(window).build();
+	}
+
+	private static String nextName(Algorithm algorithm) {
+		return "conformance-" + algorithm.name().toLowerCase() + "-" + policies.incrementAndGet();
+	}
+
+}
