@@ -1,0 +1,30 @@
+package io.github.ratelimit.redis;
+
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * Runs a rate limit script with EVALSHA, falling back to EVAL when Redis does not have it cached (after a restart,
+ * a failover or {@code SCRIPT FLUSH}).
+ */
+interface ScriptExecutor extends AutoCloseable {
+
+	/**
+	 * Run the script; the future completes with the script's integer array, or exceptionally.
+	 */
+	CompletableFuture<List<Object>> execute(RateLimitScript script, byte[][] keys, byte[][] args);
+
+	@Override
+	void close();
+
+	static boolean isNoScript(Throwable failure) {
+		for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
+			String message = cause.getMessage();
+			if (message != null && message.contains("NOSCRIPT")) {
+				return true;
+			}
+		}
+		return false;
+	}
+
+}
