@@ -1,0 +1,96 @@
+package io.github.ratelimit.aop;
+
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import io.github.ratelimit.RateLimitPolicy;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * One policy of one rate limited method, resolved at start-up: the policy, where its key and cost come from, and
+ * the method it was declared on (for messages).
+ */
+final class MethodPolicy {
+
+	private static final Log logger = LogFactory.getLog(MethodPolicy.class);
+
+	/** The key used outside of an HTTP request, when the key is the client's IP address. */
+	static final String NO_REQUEST_KEY = "no-request";
+
+	private final RateLimitPolicy policy;
+
+	private final String declaration;
+
+	private final String keyExpression;
+
+	private final KeySource key;
+
+	private final CostSource cost;
+
+	private final AtomicBoolean fallbackLogged = new AtomicBoolean();
+
+	MethodPolicy(RateLimitPolicy policy, String declaration, String keyExpression, KeySource key, CostSource cost) {
+		this.policy = policy;
+		this.declaration = declaration;
+		this.keyExpression = keyExpression;
+		this.key = key;
+		this.cost = cost;
+	}
+
+	RateLimitPolicy policy() {
+		return this.policy;
+	}
+
+	String declaration() {
+		return this.declaration;
+	}
+
+	long cost(InvocationScope scope) {
+		return this.cost.cost(scope, this.policy.name());
+	}
+
+	/**
+	 * Return the key of this invocation. A key expression that yields {@code null} or an empty string, or fails,
+	 * falls back to the client's IP address; that is logged at WARN once per policy, since it usually means the
+	 * expression is wrong, and it must not turn into an error response.
+	 */
+	String key(InvocationScope scope, ClientIpSupplier clientIp) {
+		if (this.key instanceof KeySource.ClientIp) {
+			return clientIp.get(scope);
+		}
+		Object value;
+		try {
+			value = this.key.key(scope);
+		}
+		catch (RuntimeException ex) {
+			warnFallback("failed: " + ex.getMessage(), ex);
+			return clientIp.get(scope);
+		}
+		String key = (value != null) ? value.toString() : null;
+		if (key == null || key.isEmpty()) {
+			warnFallback((key == null) ? "yielded null" : "yielded an empty string", null);
+			return clientIp.get(scope);
+		}
+		return key;
+	}
+
+	private void warnFallback(String what, @Nullable Exception failure) {
+		if (this.fallbackLogged.compareAndSet(false, true)) {
+			logger.warn("Key expression '" + this.keyExpression + "' of rate limit policy '" + this.policy.name()
+					+ "' on " + this.declaration + " " + what
+					+ "; falling back to the client IP address (logged once per policy)", failure);
+		}
+	}
+
+	/**
+	 * Resolves the client's IP address of an invocation.
+	 */
+	@FunctionalInterface
+	interface ClientIpSupplier {
+
+		String get(InvocationScope scope);
+
+	}
+
+}

@@ -1,0 +1,122 @@
+package io.github.ratelimit.aop;
+
+import io.github.ratelimit.Decision;
+import io.github.ratelimit.RateLimitPolicy;
+import io.github.ratelimit.RateLimiter;
+import io.github.ratelimit.web.ClientIpResolver;
+import io.github.ratelimit.web.RateLimitExceededException;
+import io.github.ratelimit.web.RateLimitHeadersWriter;
+import io.github.ratelimit.web.RateLimitUnavailableException;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import org.aopalliance.intercept.MethodInterceptor;
+import org.aopalliance.intercept.MethodInvocation;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.aop.support.AopUtils;
+import org.springframework.web.context.request.RequestAttributes;
+import org.springframework.web.context.request.RequestContextHolder;
+import org.springframework.web.context.request.ServletRequestAttributes;
+
+/**
+ * Rate limits an invocation: looks its policies up, asks the {@link RateLimiter} for each, writes the headers, and
+ * proceeds or throws. It holds no algorithm, store or HTTP status logic.
+ * <p>
+ * Policies are checked in declaration order; the first rejection stops the invocation (the policies before it have
+ * counted the request). The headers show the rejecting policy, or else the one with the fewest units left.
+ *
+ * @since 0.1.0
+ */
+public final class RateLimitInterceptor implements MethodInterceptor {
+
+	private final RateLimitedMethodRegistry registry;
+
+	private final RateLimiter rateLimiter;
+
+	private final RateLimitHeadersWriter headersWriter;
+
+	private final ClientIpResolver clientIpResolver;
+
+	private final MethodPolicy.ClientIpSupplier clientIp;
+
+	/**
+	 * Create an interceptor.
+	 * @param registry the policies of every rate limited method
+	 * @param rateLimiter the limiter
+	 * @param headersWriter the writer of the response headers
+	 * @param clientIpResolver the resolver of the client's IP address
+	 */
+	public RateLimitInterceptor(RateLimitedMethodRegistry registry, RateLimiter rateLimiter,
+			RateLimitHeadersWriter headersWriter, ClientIpResolver clientIpResolver) {
+		this.registry = registry;
+		this.rateLimiter = rateLimiter;
+		this.headersWriter = headersWriter;
+		this.clientIpResolver = clientIpResolver;
+		this.clientIp = this::clientIp;
+	}
+
+	@Override
+	public @Nullable Object invoke(MethodInvocation invocation) throws Throwable {
+		Object target = invocation.getThis();
+		Class<?> targetClass = (target != null) ? AopUtils.getTargetClass(target)
+				: invocation.getMethod().getDeclaringClass();
+		MethodRateLimits limits = this.registry.lookup(invocation.getMethod(), targetClass);
+		if (limits == null) {
+			return invocation.proceed();
+		}
+		RequestAttributes attributes = RequestContextHolder.getRequestAttributes();
+		HttpServletRequest request = null;
+		HttpServletResponse response = null;
+		if (attributes instanceof ServletRequestAttributes servlet) {
+			request = servlet.getRequest();
+			response = servlet.getResponse();
+		}
+		InvocationScope scope = new InvocationScope(invocation.getArguments(), request, limits.parameterNames,
+				this.registry.beanResolver());
+		RateLimitPolicy shownPolicy = null;
+		Decision shown = null;
+		for (MethodPolicy methodPolicy : limits.policies) {
+			RateLimitPolicy policy = methodPolicy.policy();
+			long cost = methodPolicy.cost(scope);
+			Decision decision = this.rateLimiter.tryAcquire(policy, methodPolicy.key(scope, this.clientIp), cost);
+			if (!decision.allowed()) {
+				if (response != null) {
+					this.headersWriter.writeHeaders(response, policy, decision);
+				}
+				if (decision.origin() == Decision.Origin.FAIL_CLOSED) {
+					throw new RateLimitUnavailableException(policy, decision);
+				}
+				throw new RateLimitExceededException(policy, decision);
+			}
+			if (shown == null || moreRestrictive(decision, shown)) {
+				shown = decision;
+				shownPolicy = policy;
+			}
+		}
+		if (response != null && shown != null) {
+			this.headersWriter.writeHeaders(response, shownPolicy, shown);
+		}
+		return invocation.proceed();
+	}
+
+	private static boolean moreRestrictive(Decision candidate, Decision current) {
+		if (!current.isKnown()) {
+			return candidate.isKnown();
+		}
+		if (!candidate.isKnown()) {
+			return false;
+		}
+		return candidate.remaining() < current.remaining() || (candidate.remaining() == current.remaining()
+				&& candidate.resetAfterMillis() > current.resetAfterMillis());
+	}
+
+	private String clientIp(InvocationScope scope) {
+		HttpServletRequest request = scope.request();
+		if (request == null) {
+			return MethodPolicy.NO_REQUEST_KEY;
+		}
+		String address = this.clientIpResolver.resolve(request);
+		return (address != null && !address.isEmpty()) ? address : MethodPolicy.NO_REQUEST_KEY;
+	}
+
+}

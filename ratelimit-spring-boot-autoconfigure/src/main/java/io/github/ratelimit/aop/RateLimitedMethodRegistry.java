@@ -1,0 +1,396 @@
+package io.github.ratelimit.aop;
+
+import java.lang.reflect.Method;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.stream.Collectors;
+
+import io.github.ratelimit.Algorithm;
+import io.github.ratelimit.FailureMode;
+import io.github.ratelimit.RateLimitPolicy;
+import io.github.ratelimit.annotation.RateLimited;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.beans.factory.BeanFactory;
+import org.springframework.beans.factory.BeanFactoryAware;
+import org.springframework.beans.factory.SmartInitializingSingleton;
+import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
+import org.springframework.boot.convert.DurationStyle;
+import org.springframework.context.expression.BeanFactoryResolver;
+import org.springframework.core.DefaultParameterNameDiscoverer;
+import org.springframework.core.MethodClassKey;
+import org.springframework.core.MethodIntrospector;
+import org.springframework.expression.BeanResolver;
+import org.springframework.expression.Expression;
+import org.springframework.expression.ParseException;
+import org.springframework.expression.spel.SpelCompilerMode;
+import org.springframework.expression.spel.SpelParserConfiguration;
+import org.springframework.expression.spel.standard.SpelExpressionParser;
+import org.springframework.util.ClassUtils;
+import org.springframework.util.StringUtils;
+
+/**
+ * Everything about {@code @RateLimited} methods that can be decided before the first request, decided at start-up:
+ * it finds the annotated methods, merges {@code ratelimit.policies.<name>.*} over the annotations, parses windows
+ * and SpEL, and validates. A mistake fails the start with a message naming the method, the attribute and the value;
+ * so does a configured policy name that no annotation declares. At run time, looking up a method's policies is one
+ * map lookup.
+ *
+ * @since 0.1.0
+ */
+public final class RateLimitedMethodRegistry implements SmartInitializingSingleton, BeanFactoryAware {
+
+	static final String PROPERTY_PREFIX = "ratelimit.policies";
+
+	private final Map<String, PolicyOverride> overrides;
+
+	private final FailureMode defaultFailureMode;
+
+	private final @Nullable RateLimitedAnnotationBeanPostProcessor postProcessor;
+
+	private final SpelExpressionParser parser;
+
+	private final DefaultParameterNameDiscoverer parameterNames = new DefaultParameterNameDiscoverer();
+
+	private final ConcurrentHashMap<Method, MethodRateLimits> byMethod = new ConcurrentHashMap<>();
+
+	private final ConcurrentHashMap<MethodClassKey, MethodRateLimits> byMethodAndClass = new ConcurrentHashMap<>();
+
+	/** Policies by name, with the method that first declared each; guarded by itself. */
+	private final Map<String, Declaration> declared = new LinkedHashMap<>();
+
+	private final Set<Class<?>> scanned = ConcurrentHashMap.newKeySet();
+
+	private BeanResolver beanResolver = (context, beanName) -> {
+		throw new IllegalStateException("No bean factory to resolve @" + beanName);
+	};
+
+	private @Nullable ConfigurableListableBeanFactory beanFactory;
+
+	private volatile boolean initialized;
+
+	/**
+	 * Create a registry.
+	 * @param overrides configured values by policy name
+	 * @param defaultFailureMode the failure mode of policies that do not configure one
+	 * @param postProcessor the post-processor that proxies rate limited beans, whose bean classes are validated too
+	 */
+	public RateLimitedMethodRegistry(Map<String, PolicyOverride> overrides, FailureMode defaultFailureMode,
+			@Nullable RateLimitedAnnotationBeanPostProcessor postProcessor) {
+		this.overrides = Map.copyOf(overrides);
+		this.defaultFailureMode = defaultFailureMode;
+		this.postProcessor = postProcessor;
+		this.parser = new SpelExpressionParser(
+				new SpelParserConfiguration(SpelCompilerMode.MIXED, RateLimitedMethodRegistry.class.getClassLoader()));
+	}
+
+	@Override
+	public void setBeanFactory(BeanFactory beanFactory) {
+		this.beanResolver = new BeanFactoryResolver(beanFactory);
+		if (beanFactory instanceof ConfigurableListableBeanFactory listable) {
+			this.beanFactory = listable;
+		}
+	}
+
+	/**
+	 * Find and validate every rate limited method of the application's beans, then check that every configured
+	 * policy name was declared.
+	 * @throws InvalidRateLimitPolicyException if anything is invalid
+	 */
+	@Override
+	public void afterSingletonsInstantiated() {
+		if (this.beanFactory != null) {
+			for (String name : this.beanFactory.getBeanDefinitionNames()) {
+				Class<?> type = this.beanFactory.getType(name, false);
+				if (type != null) {
+					register(type);
+				}
+			}
+		}
+		if (this.postProcessor != null) {
+			this.postProcessor.eligibleClasses().forEach(this::register);
+			this.postProcessor.onEligibleClass(this::register);
+		}
+		checkConfiguredPoliciesExist();
+		this.initialized = true;
+	}
+
+	/**
+	 * Find and validate the rate limited methods of a class.
+	 * @param type the class
+	 * @throws InvalidRateLimitPolicyException if anything is invalid
+	 */
+	void register(Class<?> type) {
+		Class<?> userClass = ClassUtils.getUserClass(type);
+		if (!RateLimitedMethods.isCandidate(userClass) || !this.scanned.add(userClass)) {
+			return;
+		}
+		Map<Method, List<RateLimited>> methods = MethodIntrospector.selectMethods(userClass,
+				(MethodIntrospector.MetadataLookup<List<RateLimited>>) (method) -> {
+					List<RateLimited> annotations = RateLimitedMethods.annotationsOf(method, userClass);
+					return annotations.isEmpty() ? null : annotations;
+				});
+		methods.forEach((method, annotations) -> this.byMethod.putIfAbsent(method, build(method, userClass, annotations)));
+	}
+
+	/**
+	 * Return the policies of a method invoked on an instance of the given class, or {@code null} if it has none.
+	 */
+	@Nullable MethodRateLimits lookup(Method method, Class<?> targetClass) {
+		MethodRateLimits limits = this.byMethod.get(method);
+		if (limits != null && limits.targetClass == targetClass) {
+			return limits.isEmpty() ? null : limits;
+		}
+		MethodClassKey key = new MethodClassKey(method, targetClass);
+		limits = this.byMethodAndClass.get(key);
+		if (limits == null) {
+			Class<?> userClass = ClassUtils.getUserClass(targetClass);
+			List<RateLimited> annotations = RateLimitedMethods.annotationsOf(method, userClass);
+			Method specific = ClassUtils.getMostSpecificMethod(method, userClass);
+			MethodRateLimits built = build(specific, userClass, annotations);
+			limits = this.byMethodAndClass.computeIfAbsent(key, (k) -> built);
+		}
+		return limits.isEmpty() ? null : limits;
+	}
+
+	/**
+	 * Return the policies in force, by name.
+	 * @return the enabled policies
+	 */
+	public Collection<RateLimitPolicy> policies() {
+		synchronized (this.declared) {
+			return this.declared.values()
+				.stream()
+				.map(Declaration::policy)
+				.filter((policy) -> policy != null)
+				.toList();
+		}
+	}
+
+	/**
+	 * Return whether start-up validation has run.
+	 * @return whether the registry is initialized
+	 */
+	public boolean isInitialized() {
+		return this.initialized;
+	}
+
+	private MethodRateLimits build(Method method, Class<?> userClass, List<RateLimited> annotations) {
+		String[] names = parameterNamesOf(method);
+		String where = "@RateLimited on " + describe(userClass, method);
+		List<MethodPolicy> policies = new ArrayList<>();
+		Set<String> namesOnMethod = new LinkedHashSet<>();
+		for (RateLimited annotation : annotations) {
+			String name = StringUtils.hasText(annotation.name()) ? annotation.name().trim()
+					: userClass.getSimpleName() + "." + method.getName();
+			if (!namesOnMethod.add(name)) {
+				throw new InvalidRateLimitPolicyException(name, where + ": policy '" + name
+						+ "' is declared more than once on this method; give each @RateLimited a distinct name");
+			}
+			MethodPolicy policy = build(annotation, name, where, method, names);
+			declare(name, where, (policy != null) ? policy.policy() : null);
+			if (policy != null) {
+				policies.add(policy);
+			}
+		}
+		return new MethodRateLimits(userClass, policies, names);
+	}
+
+	private @Nullable MethodPolicy build(RateLimited annotation, String name, String where, Method method,
+			String[] parameterNames) {
+		PolicyOverride override = this.overrides.getOrDefault(name, PolicyOverride.NONE);
+		if (Boolean.FALSE.equals(override.enabled())) {
+			return null;
+		}
+		String property = PROPERTY_PREFIX + "." + (name.contains(".") ? "[" + name + "]" : name);
+		Long limit = (override.limit() != null) ? override.limit()
+				: (annotation.limit() != RateLimited.UNSET) ? Long.valueOf(annotation.limit()) : null;
+		if (limit == null) {
+			throw invalid(name, where, "'limit' is not set; set it on the annotation or with '" + property + ".limit'");
+		}
+		Duration window = (override.window() != null) ? override.window() : parseWindow(annotation.window(), name,
+				where, property);
+		Algorithm algorithm = (override.algorithm() != null) ? override.algorithm() : annotation.algorithm();
+		Long burst = (override.burst() != null) ? override.burst()
+				: (annotation.burst() != RateLimited.UNSET) ? Long.valueOf(annotation.burst()) : null;
+		FailureMode failureMode = (override.failureMode() != null) ? override.failureMode() : this.defaultFailureMode;
+		RateLimitPolicy policy;
+		try {
+			policy = RateLimitPolicy.builder(name)
+				.algorithm(algorithm)
+				.limit(limit)
+				.window(window)
+				.burst(burst)
+				.failureMode(failureMode)
+				.build();
+		}
+		catch (IllegalArgumentException ex) {
+			throw invalid(name, where, ex.getMessage() + source(ex.getMessage(), override, property), ex);
+		}
+		String keyExpression = annotation.key().trim();
+		KeySource key = keySource(keyExpression, name, where, parameterNames);
+		CostSource cost = costSource(annotation.cost().trim(), policy, where, override, property);
+		return new MethodPolicy(policy, where.substring("@RateLimited on ".length()), keyExpression, key, cost);
+	}
+
+	private static String source(String message, PolicyOverride override, String property) {
+		if (message.startsWith("'limit'") && override.limit() != null) {
+			return " (from " + property + ".limit)";
+		}
+		if (message.startsWith("'window'") && override.window() != null) {
+			return " (from " + property + ".window)";
+		}
+		if (message.startsWith("'burst'") && override.burst() != null) {
+			return " (from " + property + ".burst)";
+		}
+		return "";
+	}
+
+	private static Duration parseWindow(String window, String name, String where, String property) {
+		String text = window.trim();
+		if (text.isEmpty()) {
+			throw invalid(name, where,
+					"'window' is not set; set it on the annotation or with '" + property + ".window'");
+		}
+		if (text.chars().allMatch(Character::isDigit)) {
+			throw invalid(name, where, "'window' must have a unit (ms, s, m, h, d) or be ISO-8601 (PT1M) but was '"
+					+ text + "'");
+		}
+		try {
+			return DurationStyle.detectAndParse(text);
+		}
+		catch (RuntimeException ex) {
+			throw invalid(name, where,
+					"'window' must be a duration such as 500ms, 30s, 1m, 1h, 1d or PT1M but was '" + text + "'", ex);
+		}
+	}
+
+	private KeySource keySource(String expression, String name, String where, String[] parameterNames) {
+		if (expression.isEmpty()) {
+			return new KeySource.ClientIp();
+		}
+		if (expression.startsWith("#")) {
+			int index = Arrays.asList(parameterNames).indexOf(expression.substring(1));
+			if (index >= 0) {
+				return new KeySource.Argument(index);
+			}
+		}
+		return new KeySource.Spel(parse(expression, "key", name, where));
+	}
+
+	private CostSource costSource(String cost, RateLimitPolicy policy, String where, PolicyOverride override,
+			String property) {
+		if (cost.matches("[+-]?\\d+")) {
+			long value;
+			try {
+				value = Long.parseLong(cost);
+			}
+			catch (NumberFormatException ex) {
+				throw invalid(policy.name(), where, "'cost' is too large: '" + cost + "'");
+			}
+			if (value < 1) {
+				throw invalid(policy.name(), where, "'cost' must be at least 1 but was " + value);
+			}
+			if (value > policy.capacity()) {
+				String of = policy.algorithm().isBucket() ? "burst" : "limit";
+				boolean configured = policy.algorithm().isBucket() ? (override.burst() != null || override.limit() != null)
+						: override.limit() != null;
+				throw invalid(policy.name(), where, "'cost' of " + value + " exceeds the " + of + " of "
+						+ policy.capacity() + ((configured) ? " (configured under " + property + ")" : "")
+						+ ", so no request could ever pass");
+			}
+			return new CostSource.Constant(value);
+		}
+		return new CostSource.Spel(parse(cost, "cost", policy.name(), where));
+	}
+
+	private Expression parse(String expression, String attribute, String name, String where) {
+		try {
+			return this.parser.parseExpression(expression);
+		}
+		catch (ParseException | IllegalStateException ex) {
+			throw invalid(name, where, "'" + attribute + "' is not a valid SpEL expression '" + expression + "': "
+					+ ex.getMessage(), ex);
+		}
+	}
+
+	private void declare(String name, String where, @Nullable RateLimitPolicy policy) {
+		synchronized (this.declared) {
+			Declaration existing = this.declared.get(name);
+			if (existing == null) {
+				this.declared.put(name, new Declaration(where, policy));
+				return;
+			}
+			if (existing.policy() != null && policy != null && !existing.policy().equals(policy)) {
+				throw new InvalidRateLimitPolicyException(name, where + ": policy '" + name
+						+ "' is also declared by " + existing.where().substring("@RateLimited on ".length())
+						+ " with different settings (" + summary(existing.policy()) + " there, " + summary(policy)
+						+ " here); methods that share a policy name share its counters and must declare the same "
+						+ "limit, window, algorithm and burst");
+			}
+		}
+	}
+
+	private void checkConfiguredPoliciesExist() {
+		Set<String> known;
+		synchronized (this.declared) {
+			known = new TreeSet<>(this.declared.keySet());
+		}
+		for (String name : this.overrides.keySet()) {
+			if (!known.contains(name)) {
+				String property = PROPERTY_PREFIX + "." + (name.contains(".") ? "[" + name + "]" : name);
+				throw new InvalidRateLimitPolicyException(name, property
+						+ " does not match any @RateLimited policy. Known policies: "
+						+ (known.isEmpty() ? "none" : String.join(", ", known)) + ".");
+			}
+		}
+	}
+
+	private String[] parameterNamesOf(Method method) {
+		String[] names = this.parameterNames.getParameterNames(method);
+		if (names == null) {
+			names = new String[method.getParameterCount()];
+			for (int i = 0; i < names.length; i++) {
+				names[i] = "p" + i;
+			}
+		}
+		return names;
+	}
+
+	BeanResolver beanResolver() {
+		return this.beanResolver;
+	}
+
+	static String describe(Class<?> type, Method method) {
+		return type.getSimpleName() + "#" + method.getName() + Arrays.stream(method.getParameterTypes())
+			.map(Class::getSimpleName)
+			.collect(Collectors.joining(", ", "(", ")"));
+	}
+
+	private static String summary(RateLimitPolicy policy) {
+		return policy.algorithm() + " " + policy.limit() + " per " + policy.windowMillis() + "ms"
+				+ (policy.algorithm().isBucket() ? " burst " + policy.burst() : "");
+	}
+
+	private static InvalidRateLimitPolicyException invalid(String name, String where, String problem) {
+		return new InvalidRateLimitPolicyException(name, where + ": " + problem);
+	}
+
+	private static InvalidRateLimitPolicyException invalid(String name, String where, String problem,
+			Throwable cause) {
+		return new InvalidRateLimitPolicyException(name, where + ": " + problem, cause);
+	}
+
+	private record Declaration(String where, @Nullable RateLimitPolicy policy) {
+	}
+
+}

@@ -1,0 +1,62 @@
+package io.github.ratelimit.aop;
+
+import java.lang.reflect.Method;
+import java.lang.reflect.Modifier;
+import java.util.List;
+
+import io.github.ratelimit.annotation.RateLimited;
+
+import org.springframework.core.annotation.MergedAnnotation;
+import org.springframework.core.annotation.MergedAnnotations;
+import org.springframework.core.annotation.MergedAnnotations.SearchStrategy;
+import org.springframework.stereotype.Controller;
+import org.springframework.util.ClassUtils;
+import org.springframework.web.bind.annotation.RequestMapping;
+
+/**
+ * Which methods are rate limited, and by which annotations: the one rule shared by the pointcut and the registry.
+ * <ul>
+ * <li>{@code @RateLimited} on a method (directly, repeated, or through a composed annotation) applies to it.
+ * <li>Otherwise {@code @RateLimited} on its class applies to it if it is, in a controller, a handler method
+ * ({@code @RequestMapping} or a shortcut such as {@code @GetMapping}), or else a public method.
+ * </ul>
+ */
+final class RateLimitedMethods {
+
+	private RateLimitedMethods() {
+	}
+
+	static List<RateLimited> annotationsOf(Method method, Class<?> targetClass) {
+		Class<?> userClass = ClassUtils.getUserClass(targetClass);
+		Method specific = ClassUtils.getMostSpecificMethod(method, userClass);
+		if (specific.getDeclaringClass() == Object.class || specific.isBridge() || specific.isSynthetic()
+				|| Modifier.isStatic(specific.getModifiers())) {
+			return List.of();
+		}
+		List<RateLimited> onMethod = find(MergedAnnotations.from(specific, SearchStrategy.TYPE_HIERARCHY));
+		if (!onMethod.isEmpty()) {
+			return onMethod;
+		}
+		if (Modifier.isPrivate(specific.getModifiers())) {
+			return List.of();
+		}
+		MergedAnnotations classAnnotations = MergedAnnotations.from(userClass, SearchStrategy.TYPE_HIERARCHY);
+		List<RateLimited> onClass = find(classAnnotations);
+		if (onClass.isEmpty()) {
+			return List.of();
+		}
+		boolean applies = classAnnotations.isPresent(Controller.class)
+				? MergedAnnotations.from(specific, SearchStrategy.TYPE_HIERARCHY).isPresent(RequestMapping.class)
+				: Modifier.isPublic(specific.getModifiers());
+		return applies ? onClass : List.of();
+	}
+
+	static boolean isCandidate(Class<?> type) {
+		return org.springframework.core.annotation.AnnotationUtils.isCandidateClass(type, RateLimited.class);
+	}
+
+	private static List<RateLimited> find(MergedAnnotations annotations) {
+		return annotations.stream(RateLimited.class).map(MergedAnnotation::synthesize).toList();
+	}
+
+}

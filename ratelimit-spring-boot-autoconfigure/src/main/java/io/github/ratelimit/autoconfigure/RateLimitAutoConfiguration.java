@@ -1,0 +1,94 @@
+package io.github.ratelimit.autoconfigure;
+
+import io.github.ratelimit.RateLimitListener;
+import io.github.ratelimit.RateLimitPolicy;
+import io.github.ratelimit.RateLimiter;
+import io.github.ratelimit.TimeSource;
+import io.github.ratelimit.annotation.RateLimited;
+import io.github.ratelimit.memory.InMemoryRateLimitStore;
+import io.github.ratelimit.store.RateLimitStore;
+
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Import;
+
+/**
+ * {@link EnableAutoConfiguration Auto-configuration} for {@link RateLimited @RateLimited} methods: a
+ * {@link RateLimitStore} (Redis when a {@code RedisConnectionFactory} is available, else in memory), the
+ * {@link RateLimiter} in front of it, and, in a servlet web application, the interception of annotated methods, the
+ * response headers and the 429 advice.
+ *
+ * @since 0.1.0
+ */
+@AutoConfiguration(afterName = "org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration")
+@ConditionalOnBooleanProperty(name = "ratelimit.enabled", matchIfMissing = true)
+@EnableConfigurationProperties(RateLimitProperties.class)
+@Import({ RateLimitStoreConfigurations.Redis.class, RateLimitStoreConfigurations.InMemory.class,
+		RateLimitWebMvcConfiguration.class, RateLimitMetricsConfiguration.class })
+public final class RateLimitAutoConfiguration {
+
+	@Bean
+	@ConditionalOnMissingBean
+	TimeSource rateLimitTimeSource() {
+		return TimeSource.system();
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	RateLimiter rateLimiter(RateLimitStore store, RateLimitProperties properties, TimeSource rateLimitTimeSource,
+			ObjectProvider<RateLimitListener> listeners) {
+		RateLimitProperties.CircuitBreaker circuitBreaker = properties.getCircuitBreaker();
+		if (circuitBreaker.getFailureThreshold() < 1) {
+			throw new InvalidConfigurationPropertyValueException("ratelimit.circuit-breaker.failure-threshold",
+					circuitBreaker.getFailureThreshold(), "Must be at least 1.");
+		}
+		if (circuitBreaker.getOpenDuration().toMillis() < 1) {
+			throw new InvalidConfigurationPropertyValueException("ratelimit.circuit-breaker.open-duration",
+					circuitBreaker.getOpenDuration(), "Must be at least 1ms.");
+		}
+		if (properties.getDenyCache().getMaxKeys() < 1) {
+			throw new InvalidConfigurationPropertyValueException("ratelimit.deny-cache.max-keys",
+					properties.getDenyCache().getMaxKeys(), "Must be at least 1.");
+		}
+		RateLimiter.Builder builder = RateLimiter.builder(store)
+			.clock(rateLimitTimeSource)
+			.failureThreshold(circuitBreaker.getFailureThreshold())
+			.openDuration(circuitBreaker.getOpenDuration())
+			.failureLogInterval(properties.getFailureLogInterval())
+			.denyCacheMaxKeys(properties.getDenyCache().getMaxKeys())
+			.fallbackMaxKeys(RateLimitStoreConfigurations.maxKeys(properties))
+			.listener(new CompositeListener(listeners.orderedStream().toList()));
+		if (!properties.getDenyCache().isEnabled()) {
+			builder.denyCache(false);
+		}
+		if (store instanceof InMemoryRateLimitStore) {
+			builder.fallbackStore(store);
+		}
+		return builder.build();
+	}
+
+	private record CompositeListener(java.util.List<RateLimitListener> listeners) implements RateLimitListener {
+
+		@Override
+		public void onDecision(RateLimitPolicy policy, io.github.ratelimit.Decision decision) {
+			for (RateLimitListener listener : this.listeners) {
+				listener.onDecision(policy, decision);
+			}
+		}
+
+		@Override
+		public void onStoreFailure(RateLimitPolicy policy, @org.jspecify.annotations.Nullable RuntimeException failure) {
+			for (RateLimitListener listener : this.listeners) {
+				listener.onStoreFailure(policy, failure);
+			}
+		}
+
+	}
+
+}

@@ -1,0 +1,34 @@
+package io.github.ratelimit.autoconfigure;
+
+import io.github.ratelimit.web.InvalidRateLimitCostException;
+import io.github.ratelimit.web.RateLimitExceededException;
+import io.github.ratelimit.web.RateLimitUnavailableException;
+
+import org.springframework.core.Ordered;
+import org.springframework.core.annotation.Order;
+import org.springframework.http.ProblemDetail;
+import org.springframework.http.ResponseEntity;
+import org.springframework.web.ErrorResponseException;
+import org.springframework.web.bind.annotation.ExceptionHandler;
+import org.springframework.web.bind.annotation.RestControllerAdvice;
+
+/**
+ * Renders rate limit rejections as RFC 9457 problems: {@code 429} when a limit is exceeded, {@code 503} when the
+ * store failed and the policy fails closed, {@code 400} for an invalid request cost. The rate limit headers
+ * ({@code Retry-After} included) are already on the response, written by the interceptor.
+ * <p>
+ * Ordered last, so that an application's own {@code @ExceptionHandler} for these exceptions wins. Note that an
+ * application advice handling {@code Exception} catches them too: handle {@link ErrorResponseException} there (or
+ * these types) to keep their status.
+ */
+@RestControllerAdvice
+@Order(Ordered.LOWEST_PRECEDENCE)
+class RateLimitExceptionHandler {
+
+	@ExceptionHandler({ RateLimitExceededException.class, RateLimitUnavailableException.class,
+			InvalidRateLimitCostException.class })
+	ResponseEntity<ProblemDetail> handleRateLimitException(ErrorResponseException ex) {
+		return ResponseEntity.status(ex.getStatusCode()).body(ex.getBody());
+	}
+
+}

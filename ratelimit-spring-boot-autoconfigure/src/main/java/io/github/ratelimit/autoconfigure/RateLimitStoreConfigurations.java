@@ -1,0 +1,124 @@
+package io.github.ratelimit.autoconfigure;
+
+import io.github.ratelimit.TimeSource;
+import io.github.ratelimit.memory.InMemoryRateLimitStore;
+import io.github.ratelimit.redis.RedisRateLimitStore;
+import io.github.ratelimit.store.RateLimitStore;
+
+import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
+import org.springframework.boot.autoconfigure.condition.ConditionOutcome;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.SpringBootCondition;
+import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.ConditionContext;
+import org.springframework.context.annotation.Conditional;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.core.type.AnnotatedTypeMetadata;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.util.ClassUtils;
+import org.springframework.util.StringUtils;
+
+/**
+ * {@link RateLimitStore} configurations imported by {@link RateLimitAutoConfiguration}, Redis first and memory as the
+ * fallback.
+ */
+final class RateLimitStoreConfigurations {
+
+	private RateLimitStoreConfigurations() {
+	}
+
+	static long maxKeys(RateLimitProperties properties) {
+		long maxKeys = properties.getMemory().getMaxKeys();
+		if (maxKeys < 1) {
+			throw new InvalidConfigurationPropertyValueException("ratelimit.memory.max-keys", maxKeys,
+					"Must be at least 1.");
+		}
+		return maxKeys;
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass(RedisConnectionFactory.class)
+	@Conditional(RedisStoreCondition.class)
+	static class Redis {
+
+		@Bean(destroyMethod = "close")
+		@ConditionalOnMissingBean(RateLimitStore.class)
+		RedisRateLimitStore redisRateLimitStore(RedisConnectionFactory redisConnectionFactory,
+				RateLimitProperties properties) {
+			RateLimitProperties.Redis redis = properties.getRedis();
+			if (!StringUtils.hasText(redis.getKeyPrefix())) {
+				throw new InvalidConfigurationPropertyValueException("ratelimit.redis.key-prefix", redis.getKeyPrefix(),
+						"Must not be empty.");
+			}
+			if (redis.getTimeout().toMillis() < 1) {
+				throw new InvalidConfigurationPropertyValueException("ratelimit.redis.timeout", redis.getTimeout(),
+						"Must be at least 1ms.");
+			}
+			if (redis.getMaxBatchSize() < 1) {
+				throw new InvalidConfigurationPropertyValueException("ratelimit.redis.max-batch-size",
+						redis.getMaxBatchSize(), "Must be at least 1.");
+			}
+			return RedisRateLimitStore.builder(redisConnectionFactory)
+				.keyPrefix(redis.getKeyPrefix())
+				.timeout(redis.getTimeout())
+				.coalesce(redis.isCoalesce())
+				.maxBatchSize(redis.getMaxBatchSize())
+				.build();
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnMissingBean(RateLimitStore.class)
+	static class InMemory {
+
+		@Bean
+		InMemoryRateLimitStore inMemoryRateLimitStore(RateLimitProperties properties, TimeSource rateLimitTimeSource) {
+			if (properties.getStore() == RateLimitProperties.StoreType.REDIS) {
+				throw new RedisStoreUnavailableException();
+			}
+			return InMemoryRateLimitStore.builder().clock(rateLimitTimeSource).maxKeys(maxKeys(properties)).build();
+		}
+
+	}
+
+	/**
+	 * Matches when the store is {@code redis}, or {@code auto} and a {@link RedisConnectionFactory} bean exists.
+	 */
+	static class RedisStoreCondition extends SpringBootCondition {
+
+		private static final String REDIS_CONNECTION_FACTORY = "org.springframework.data.redis.connection.RedisConnectionFactory";
+
+		@Override
+		public ConditionOutcome getMatchOutcome(ConditionContext context, AnnotatedTypeMetadata metadata) {
+			String store = context.getEnvironment().getProperty("ratelimit.store", "auto").trim();
+			if (store.equalsIgnoreCase("memory")) {
+				return ConditionOutcome.noMatch("ratelimit.store is 'memory'");
+			}
+			ConfigurableListableBeanFactory beanFactory = context.getBeanFactory();
+			boolean factory = beanFactory != null && ClassUtils.isPresent(REDIS_CONNECTION_FACTORY, context.getClassLoader())
+					&& beanFactory.getBeanNamesForType(
+							ClassUtils.resolveClassName(REDIS_CONNECTION_FACTORY, context.getClassLoader()), true,
+							false).length > 0;
+			if (!factory) {
+				return ConditionOutcome.noMatch("no RedisConnectionFactory bean");
+			}
+			return ConditionOutcome.match("ratelimit.store is '" + store + "' and a RedisConnectionFactory exists");
+		}
+
+	}
+
+	/**
+	 * Thrown when {@code ratelimit.store=redis} but there is no Redis to use.
+	 */
+	static class RedisStoreUnavailableException extends RuntimeException {
+
+		RedisStoreUnavailableException() {
+			super("ratelimit.store is 'redis' but no RedisConnectionFactory bean is available");
+		}
+
+	}
+
+}

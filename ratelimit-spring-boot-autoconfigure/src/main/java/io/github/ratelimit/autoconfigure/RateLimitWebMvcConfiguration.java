@@ -1,0 +1,83 @@
+package io.github.ratelimit.autoconfigure;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+import io.github.ratelimit.RateLimiter;
+import io.github.ratelimit.aop.PolicyOverride;
+import io.github.ratelimit.aop.RateLimitInterceptor;
+import io.github.ratelimit.aop.RateLimitedAnnotationBeanPostProcessor;
+import io.github.ratelimit.aop.RateLimitedMethodRegistry;
+import io.github.ratelimit.web.ClientIpResolver;
+import io.github.ratelimit.web.RateLimitHeadersWriter;
+import io.github.ratelimit.web.StandardRateLimitHeadersWriter;
+import jakarta.servlet.http.HttpServletRequest;
+
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.config.BeanDefinition;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Role;
+import org.springframework.core.env.Environment;
+import org.springframework.web.servlet.DispatcherServlet;
+
+/**
+ * Interception of {@code @RateLimited} methods in a servlet web application, with the response headers and the
+ * exception handler.
+ */
+@Configuration(proxyBeanMethods = false)
+@ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
+@ConditionalOnClass(DispatcherServlet.class)
+class RateLimitWebMvcConfiguration {
+
+	@Bean
+	@Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+	static RateLimitedAnnotationBeanPostProcessor rateLimitedAnnotationBeanPostProcessor(
+			ObjectProvider<RateLimitInterceptor> rateLimitInterceptor, Environment environment) {
+		RateLimitedAnnotationBeanPostProcessor postProcessor = new RateLimitedAnnotationBeanPostProcessor(
+				rateLimitInterceptor);
+		// As Spring Boot does for its own proxies: class-based unless spring.aop.proxy-target-class=false.
+		postProcessor.setProxyTargetClass(environment.getProperty("spring.aop.proxy-target-class", Boolean.class, true));
+		return postProcessor;
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	RateLimitedMethodRegistry rateLimitedMethodRegistry(RateLimitProperties properties,
+			ObjectProvider<RateLimitedAnnotationBeanPostProcessor> postProcessor) {
+		Map<String, PolicyOverride> overrides = new LinkedHashMap<>();
+		properties.getPolicies()
+			.forEach((name, policy) -> overrides.put(name, new PolicyOverride(policy.getLimit(), policy.getWindow(),
+					policy.getAlgorithm(), policy.getBurst(), policy.isEnabled(), policy.getFailureMode())));
+		return new RateLimitedMethodRegistry(overrides, properties.getFailureMode(), postProcessor.getIfAvailable());
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	RateLimitInterceptor rateLimitInterceptor(RateLimitedMethodRegistry registry, RateLimiter rateLimiter,
+			RateLimitHeadersWriter headersWriter, ClientIpResolver clientIpResolver) {
+		return new RateLimitInterceptor(registry, rateLimiter, headersWriter, clientIpResolver);
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	StandardRateLimitHeadersWriter rateLimitHeadersWriter() {
+		return new StandardRateLimitHeadersWriter();
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	ClientIpResolver clientIpResolver() {
+		return HttpServletRequest::getRemoteAddr;
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	RateLimitExceptionHandler rateLimitExceptionHandler() {
+		return new RateLimitExceptionHandler();
+	}
+
+}
