@@ -222,19 +222,19 @@ public final class RateLimitPolicy {
 		return this.hash;
 	}
 
+	/**
+	 * Describe how this policy counts, for messages: for instance {@code FIXED 60 per 1m} or
+	 * {@code TOKEN_BUCKET 10 per 1s, burst 20}.
+	 * @return the description
+	 */
+	public String describe() {
+		return this.algorithm + " " + this.limit + " per " + Durations.format(this.window)
+				+ (this.algorithm.isBucket() ? ", burst " + this.burst : "");
+	}
+
 	@Override
 	public String toString() {
-		StringBuilder result = new StringBuilder("RateLimitPolicy[").append(this.name)
-			.append(": ")
-			.append(this.algorithm)
-			.append(' ')
-			.append(this.limit)
-			.append('/')
-			.append(Durations.format(this.window));
-		if (this.algorithm.isBucket()) {
-			result.append(", burst ").append(this.burst);
-		}
-		return result.append(", failure mode ").append(this.failureMode).append(']').toString();
+		return "RateLimitPolicy[" + this.name + ": " + describe() + ", failure mode " + this.failureMode + "]";
 	}
 
 	/**

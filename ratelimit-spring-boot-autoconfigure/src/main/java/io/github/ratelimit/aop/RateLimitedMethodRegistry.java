@@ -333,7 +333,7 @@ public final class RateLimitedMethodRegistry implements SmartInitializingSinglet
 			if (existing.policy() != null && policy != null && !existing.policy().equals(policy)) {
 				throw new InvalidRateLimitPolicyException(name, where + ": policy '" + name
 						+ "' is also declared by " + existing.where().substring("@RateLimited on ".length())
-						+ " with different settings (" + summary(existing.policy()) + " there, " + summary(policy)
+						+ " with different settings (" + existing.policy().describe() + " there, " + policy.describe()
 						+ " here); methods that share a policy name share its counters and must declare the same "
 						+ "limit, window, algorithm and burst");
 			}
@@ -374,11 +374,6 @@ public final class RateLimitedMethodRegistry implements SmartInitializingSinglet
 		return type.getSimpleName() + "#" + method.getName() + Arrays.stream(method.getParameterTypes())
 			.map(Class::getSimpleName)
 			.collect(Collectors.joining(", ", "(", ")"));
-	}
-
-	private static String summary(RateLimitPolicy policy) {
-		return policy.algorithm() + " " + policy.limit() + " per " + policy.windowMillis() + "ms"
-				+ (policy.algorithm().isBucket() ? " burst " + policy.burst() : "");
 	}
 
 	private static InvalidRateLimitPolicyException invalid(String name, String where, String problem) {

@@ -15,6 +15,7 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.ConditionContext;
 import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.ConfigurationCondition;
 import org.springframework.core.type.AnnotatedTypeMetadata;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.util.ClassUtils;
@@ -87,9 +88,14 @@ final class RateLimitStoreConfigurations {
 	/**
 	 * Matches when the store is {@code redis}, or {@code auto} and a {@link RedisConnectionFactory} bean exists.
 	 */
-	static class RedisStoreCondition extends SpringBootCondition {
+	static class RedisStoreCondition extends SpringBootCondition implements ConfigurationCondition {
 
 		private static final String REDIS_CONNECTION_FACTORY = "org.springframework.data.redis.connection.RedisConnectionFactory";
+
+		@Override
+		public ConfigurationPhase getConfigurationPhase() {
+			return ConfigurationPhase.REGISTER_BEAN; // bean definitions of other configurations are known by then
+		}
 
 		@Override
 		public ConditionOutcome getMatchOutcome(ConditionContext context, AnnotatedTypeMetadata metadata) {

@@ -63,7 +63,7 @@ class RateLimitWebMvcConfiguration {
 	}
 
 	@Bean
-	@ConditionalOnMissingBean
+	@ConditionalOnMissingBean(RateLimitHeadersWriter.class)
 	StandardRateLimitHeadersWriter rateLimitHeadersWriter() {
 		return new StandardRateLimitHeadersWriter();
 	}

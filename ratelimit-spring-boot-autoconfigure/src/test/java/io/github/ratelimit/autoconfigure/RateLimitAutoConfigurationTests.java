@@ -1,0 +1,201 @@
+package io.github.ratelimit.autoconfigure;
+
+import java.util.List;
+
+import io.github.ratelimit.Decision;
+import io.github.ratelimit.RateLimitPolicy;
+import io.github.ratelimit.RateLimiter;
+import io.github.ratelimit.TimeSource;
+import io.github.ratelimit.aop.RateLimitInterceptor;
+import io.github.ratelimit.aop.RateLimitedMethodRegistry;
+import io.github.ratelimit.memory.InMemoryRateLimitStore;
+import io.github.ratelimit.redis.RedisRateLimitStore;
+import io.github.ratelimit.store.RateLimitStore;
+import io.github.ratelimit.web.ClientIpResolver;
+import io.github.ratelimit.web.RateLimitExceededException;
+import io.github.ratelimit.web.RateLimitHeadersWriter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
+import org.springframework.boot.test.context.FilteredClassLoader;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.core.Ordered;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.http.ResponseEntity;
+import org.springframework.util.ClassUtils;
+import org.springframework.web.bind.annotation.ExceptionHandler;
+import org.springframework.web.bind.annotation.RestControllerAdvice;
+import org.springframework.web.method.ControllerAdviceBean;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class RateLimitAutoConfigurationTests {
+
+	private final WebApplicationContextRunner runner = new WebApplicationContextRunner()
+		.withConfiguration(AutoConfigurations.of(RateLimitAutoConfiguration.class));
+
+	@Test
+	void theRedisAutoConfigurationItIsOrderedAfterExists() {
+		assertThat(ClassUtils.isPresent("org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration",
+				getClass().getClassLoader()))
+			.isTrue();
+	}
+
+	@Test
+	void usesTheInMemoryStoreWhenRedisIsNotOnTheClasspath() {
+		this.runner.withClassLoader(new FilteredClassLoader(RedisConnectionFactory.class))
+			.run((context) -> assertThat(context).hasSingleBean(InMemoryRateLimitStore.class)
+				.hasSingleBean(RateLimiter.class)
+				.doesNotHaveBean(RedisRateLimitStore.class));
+	}
+
+	@Test
+	void usesTheInMemoryStoreWhenThereIsNoRedisConnectionFactory() {
+		this.runner.run((context) -> assertThat(context).hasSingleBean(InMemoryRateLimitStore.class));
+	}
+
+	@Test
+	void usesTheRedisStoreWhenARedisConnectionFactoryExists() {
+		this.runner.withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class))
+			.withPropertyValues("spring.data.redis.port=1")
+			.run((context) -> assertThat(context).hasSingleBean(RedisRateLimitStore.class)
+				.doesNotHaveBean(InMemoryRateLimitStore.class));
+	}
+
+	@Test
+	void storeMemoryIgnoresAnAvailableRedis() {
+		this.runner.withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class))
+			.withPropertyValues("ratelimit.store=memory")
+			.run((context) -> assertThat(context).hasSingleBean(InMemoryRateLimitStore.class)
+				.doesNotHaveBean(RedisRateLimitStore.class));
+	}
+
+	@Test
+	void storeRedisWithoutARedisConnectionFactoryFailsToStartWithAnExplanation() {
+		this.runner.withPropertyValues("ratelimit.store=redis")
+			.run((context) -> assertThat(context).getFailure()
+				.rootCause()
+				.hasMessage("ratelimit.store is 'redis' but no RedisConnectionFactory bean is available"));
+	}
+
+	@Test
+	void redisStoreSettingsAreBound() {
+		this.runner.withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class))
+			.withPropertyValues("ratelimit.redis.key-prefix=", "spring.data.redis.port=1")
+			.run((context) -> assertThat(context).getFailure()
+				.rootCause()
+				.hasMessageContaining("ratelimit.redis.key-prefix"));
+	}
+
+	@Test
+	void memoryMaxKeysMustBePositive() {
+		this.runner.withPropertyValues("ratelimit.memory.max-keys=0")
+			.run((context) -> assertThat(context).getFailure()
+				.rootCause()
+				.hasMessageContaining("ratelimit.memory.max-keys")
+				.hasMessageContaining("Must be at least 1"));
+	}
+
+	@Test
+	void backsOffWhenTheApplicationDefinesItsOwnBeans() {
+		this.runner.withUserConfiguration(CustomBeans.class).run((context) -> {
+			assertThat(context).hasSingleBean(RateLimitStore.class);
+			assertThat(context.getBean(RateLimitStore.class)).isSameAs(context.getBean("customStore"));
+			assertThat(context.getBean(RateLimitHeadersWriter.class)).isSameAs(context.getBean("customHeaders"));
+			assertThat(context.getBean(ClientIpResolver.class)).isSameAs(context.getBean("customClientIp"));
+			assertThat(context.getBean(TimeSource.class)).isSameAs(context.getBean("customClock"));
+		});
+	}
+
+	@Test
+	void backsOffWhenTheApplicationDefinesItsOwnRateLimiter() {
+		RateLimiter limiter = RateLimiter.of(InMemoryRateLimitStore.create(10));
+		this.runner.withBean(RateLimiter.class, () -> limiter)
+			.run((context) -> assertThat(context.getBean(RateLimiter.class)).isSameAs(limiter));
+	}
+
+	@Test
+	void doesNothingWhenDisabled() {
+		this.runner.withPropertyValues("ratelimit.enabled=false")
+			.run((context) -> assertThat(context).doesNotHaveBean(RateLimitStore.class)
+				.doesNotHaveBean(RateLimiter.class)
+				.doesNotHaveBean(RateLimitInterceptor.class)
+				.doesNotHaveBean(RateLimitedMethodRegistry.class));
+	}
+
+	@Test
+	void interceptsOnlyInAServletWebApplication() {
+		new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(RateLimitAutoConfiguration.class))
+			.run((context) -> assertThat(context).hasSingleBean(RateLimiter.class)
+				.doesNotHaveBean(RateLimitInterceptor.class));
+	}
+
+	@Test
+	void countsDecisionsWithMicrometerWhenAMeterRegistryExists() {
+		this.runner.withBean(MeterRegistry.class, SimpleMeterRegistry::new).run((context) -> {
+			RateLimitPolicy policy = RateLimitPolicy.builder("metered").limit(1).window(java.time.Duration.ofMinutes(1)).build();
+			RateLimiter limiter = context.getBean(RateLimiter.class);
+			limiter.tryAcquire(policy, "k");
+			limiter.tryAcquire(policy, "k");
+			MeterRegistry registry = context.getBean(MeterRegistry.class);
+			assertThat(registry.get("ratelimit.decisions").tag("policy", "metered").tag("outcome", "allowed").counter().count())
+				.isEqualTo(1);
+			assertThat(registry.get("ratelimit.decisions").tag("policy", "metered").tag("outcome", "rejected").counter().count())
+				.isEqualTo(1);
+		});
+	}
+
+	@Test
+	void theExceptionHandlerComesAfterTheApplicationsOwnAdvice() {
+		this.runner.withUserConfiguration(ApplicationAdvice.class).run((context) -> {
+			List<ControllerAdviceBean> advice = ControllerAdviceBean.findAnnotatedBeans(context);
+			assertThat(advice).extracting(ControllerAdviceBean::getBeanType)
+				.containsExactly(ApplicationAdvice.class, RateLimitExceptionHandler.class);
+			assertThat(context.getBean(RateLimitExceptionHandler.class).getClass()
+				.getAnnotation(org.springframework.core.annotation.Order.class)
+				.value()).isEqualTo(Ordered.LOWEST_PRECEDENCE);
+		});
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class CustomBeans {
+
+		@Bean
+		RateLimitStore customStore() {
+			return (policy, key, cost) -> Decision.allowed(policy.limit(), policy.limit() - cost, 0);
+		}
+
+		@Bean
+		RateLimitHeadersWriter customHeaders() {
+			return (response, policy, decision) -> response.setHeader("X-Custom", "1");
+		}
+
+		@Bean
+		ClientIpResolver customClientIp() {
+			return (request) -> "client";
+		}
+
+		@Bean
+		TimeSource customClock() {
+			return () -> 0;
+		}
+
+	}
+
+	@RestControllerAdvice
+	static class ApplicationAdvice {
+
+		@ExceptionHandler
+		ResponseEntity<String> handle(RateLimitExceededException ex) {
+			return ResponseEntity.status(429).body("slow down");
+		}
+
+	}
+
+}

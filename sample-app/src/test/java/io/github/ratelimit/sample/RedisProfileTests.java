@@ -1,0 +1,71 @@
+package io.github.ratelimit.sample;
+
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+
+import io.github.ratelimit.test.RedisServer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.boot.SpringApplication;
+import org.springframework.context.ConfigurableApplicationContext;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Two instances of the sample with the 'redis' profile share one Redis, so they share the limit.
+ */
+class RedisProfileTests {
+
+	private static RedisServer redis;
+
+	private final HttpClient client = HttpClient.newHttpClient();
+
+	@BeforeAll
+	static void startRedis() {
+		redis = RedisServer.start();
+	}
+
+	@AfterAll
+	static void stopRedis() {
+		redis.close();
+	}
+
+	@Test
+	void twoInstancesOnOneRedisShareTheLimit() throws Exception {
+		String prefix = "--ratelimit.redis.key-prefix=sample-" + System.nanoTime();
+		try (ConfigurableApplicationContext first = start(prefix);
+				ConfigurableApplicationContext second = start(prefix)) {
+			int firstPort = port(first);
+			int secondPort = port(second);
+			int admitted = 0;
+			for (int i = 0; i < 10; i++) {
+				if (get((i % 2 == 0) ? firstPort : secondPort, "/api/v1/resources").statusCode() == 200) {
+					admitted++;
+				}
+			}
+			assertThat(admitted).isEqualTo(5);
+			HttpResponse<String> rejected = get(secondPort, "/api/v1/resources");
+			assertThat(rejected.statusCode()).isEqualTo(429);
+			assertThat(rejected.headers().firstValue("Retry-After")).isPresent();
+		}
+	}
+
+	private ConfigurableApplicationContext start(String prefix) {
+		return SpringApplication.run(SampleApplication.class, "--spring.profiles.active=redis", "--server.port=0",
+				"--spring.data.redis.host=" + redis.host(), "--spring.data.redis.port=" + redis.port(), prefix);
+	}
+
+	private static int port(ConfigurableApplicationContext context) {
+		return Integer.parseInt(context.getEnvironment().getProperty("local.server.port"));
+	}
+
+	private HttpResponse<String> get(int port, String path) throws Exception {
+		return this.client.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path)).build(),
+				HttpResponse.BodyHandlers.ofString());
+	}
+
+}

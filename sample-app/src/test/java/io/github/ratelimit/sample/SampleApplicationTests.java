@@ -1,0 +1,91 @@
+package io.github.ratelimit.sample;
+
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+
+import org.junit.jupiter.api.Test;
+
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.web.server.LocalServerPort;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The packaged sample over real HTTP, on its default in-memory store.
+ */
+@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
+class SampleApplicationTests {
+
+	private final HttpClient client = HttpClient.newHttpClient();
+
+	@LocalServerPort
+	private int port;
+
+	@Test
+	void resourcesAllowsFiveRequestsAMinuteThenAnswers429() throws Exception {
+		for (int remaining = 4; remaining >= 0; remaining--) {
+			HttpResponse<String> response = get("/api/v1/resources");
+			assertThat(response.statusCode()).isEqualTo(200);
+			assertThat(response.body()).contains("\"status\":\"success\"");
+			assertThat(response.headers().firstValue("RateLimit-Limit")).hasValue("5");
+			assertThat(response.headers().firstValue("RateLimit-Remaining")).hasValue(String.valueOf(remaining));
+			assertThat(response.headers().firstValueAsLong("RateLimit-Reset").getAsLong()).isBetween(1L, 60L);
+		}
+		HttpResponse<String> rejected = get("/api/v1/resources");
+		assertThat(rejected.statusCode()).isEqualTo(429);
+		assertThat(rejected.headers().firstValue("Content-Type")).hasValueSatisfying(
+				(type) -> assertThat(type).startsWith("application/problem+json"));
+		assertThat(rejected.headers().firstValue("RateLimit-Remaining")).hasValue("0");
+		long retryAfter = rejected.headers().firstValueAsLong("Retry-After").getAsLong();
+		assertThat(retryAfter).isBetween(1L, 60L);
+		assertThat(rejected.body()).contains("\"status\":429")
+			.contains("\"title\":\"Too Many Requests\"")
+			.contains("\"policy\":\"resources\"")
+			.contains("\"retryAfter\":" + retryAfter);
+	}
+
+	@Test
+	void ordersAreLimitedPerUser() throws Exception {
+		for (int i = 0; i < 10; i++) {
+			assertThat(get("/api/v1/users/alice/orders").statusCode()).isEqualTo(200);
+		}
+		assertThat(get("/api/v1/users/alice/orders").statusCode()).isEqualTo(429);
+		HttpResponse<String> bob = get("/api/v1/users/bob/orders");
+		assertThat(bob.statusCode()).isEqualTo(200);
+		assertThat(bob.headers().firstValue("RateLimit-Remaining")).hasValue("9");
+	}
+
+	@Test
+	void eachAlgorithmHasItsOwnEndpoint() throws Exception {
+		assertThat(admittedInABurst("/api/v1/algorithms/fixed-window")).isEqualTo(10);
+		assertThat(admittedInABurst("/api/v1/algorithms/sliding-log")).isEqualTo(10);
+		assertThat(admittedInABurst("/api/v1/algorithms/sliding-counter")).isBetween(1, 10);
+		assertThat(admittedInABurst("/api/v1/algorithms/token-bucket")).isEqualTo(5);
+		assertThat(admittedInABurst("/api/v1/algorithms/leaky-bucket")).isEqualTo(5);
+	}
+
+	@Test
+	void anUnlimitedEndpointHasNoRateLimitHeaders() throws Exception {
+		HttpResponse<String> response = get("/api/v1/unlimited");
+		assertThat(response.statusCode()).isEqualTo(200);
+		assertThat(response.headers().firstValue("RateLimit-Limit")).isEmpty();
+	}
+
+	private int admittedInABurst(String path) throws Exception {
+		int admitted = 0;
+		for (int i = 0; i < 20; i++) {
+			if (get(path).statusCode() == 200) {
+				admitted++;
+			}
+		}
+		return admitted;
+	}
+
+	private HttpResponse<String> get(String path) throws Exception {
+		return this.client.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + this.port + path)).build(),
+				HttpResponse.BodyHandlers.ofString());
+	}
+
+}
