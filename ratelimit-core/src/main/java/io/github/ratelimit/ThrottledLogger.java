@@ -32,7 +32,8 @@ final class ThrottledLogger {
 	 */
 	void log(Level level, long now, LongFunction<String> message, @org.jspecify.annotations.Nullable Throwable failure) {
 		long last = this.lastLoggedAt.get();
-		if ((now - last >= this.intervalMillis || now < last) && this.lastLoggedAt.compareAndSet(last, now)) {
+		boolean due = last == Long.MIN_VALUE || now < last || now - last >= this.intervalMillis;
+		if (due && this.lastLoggedAt.compareAndSet(last, now)) {
 			long skipped = this.suppressed.getAndSet(0);
 			if (this.logger.isLoggable(level)) {
 				this.logger.log(level, message.apply(skipped), failure);

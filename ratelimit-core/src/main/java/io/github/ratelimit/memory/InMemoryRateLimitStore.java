@@ -205,7 +205,9 @@ public final class InMemoryRateLimitStore implements RateLimitStore {
 	private Decision rejectNewKey(RateLimitPolicy policy, long now) {
 		this.rejectedNewKeys.incrementAndGet();
 		long lastWarning = this.lastFullWarningAt.get();
-		if (now - lastWarning >= FULL_WARNING_INTERVAL_MILLIS && this.lastFullWarningAt.compareAndSet(lastWarning, now)) {
+		boolean due = lastWarning == Long.MIN_VALUE || now < lastWarning
+				|| now - lastWarning >= FULL_WARNING_INTERVAL_MILLIS;
+		if (due && this.lastFullWarningAt.compareAndSet(lastWarning, now)) {
 			logger.log(Level.WARNING, () -> "In-memory rate limit store is full (" + this.maxKeys
 					+ " live keys): requests for new keys are rejected until keys expire. Raise ratelimit.memory.max-keys "
 					+ "or use the Redis store. (Policy '" + policy.name() + "'; logged at most once a minute.)");
