@@ -1,0 +1,137 @@
+package io.github.ratelimit.integration;
+
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+
+import io.github.ratelimit.annotation.RateLimited;
+import io.github.ratelimit.autoconfigure.RateLimitAutoConfiguration;
+import io.github.ratelimit.test.RedisServer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
+import org.springframework.boot.http.converter.autoconfigure.HttpMessageConvertersAutoConfiguration;
+import org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration;
+import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
+import org.springframework.boot.webmvc.autoconfigure.DispatcherServletAutoConfiguration;
+import org.springframework.boot.webmvc.autoconfigure.WebMvcAutoConfiguration;
+import org.springframework.test.web.servlet.MockMvc;
+import org.springframework.test.web.servlet.setup.MockMvcBuilders;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.RestController;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.springframework.test.web.servlet.request.MockMvcRequestBuilders.get;
+import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.status;
+
+/**
+ * Hostile keys and costs from the request, through the Redis store: each has a documented outcome, none is a 500,
+ * none changes another key's count, and none grows Redis beyond a bounded key.
+ */
+class BadInputIntegrationTests {
+
+	private static RedisServer redis;
+
+	private final String prefix = "bad-input-" + UUID.randomUUID();
+
+	@BeforeAll
+	static void startRedis() {
+		redis = RedisServer.start();
+	}
+
+	@AfterAll
+	static void stopRedis() {
+		redis.close();
+	}
+
+	private WebApplicationContextRunner application() {
+		return new WebApplicationContextRunner()
+			.withConfiguration(AutoConfigurations.of(JacksonAutoConfiguration.class,
+					HttpMessageConvertersAutoConfiguration.class, DispatcherServletAutoConfiguration.class,
+					WebMvcAutoConfiguration.class, DataRedisAutoConfiguration.class, RateLimitAutoConfiguration.class))
+			.withUserConfiguration(KeyedController.class)
+			.withPropertyValues("spring.data.redis.host=" + redis.host(), "spring.data.redis.port=" + redis.port(),
+					"ratelimit.redis.key-prefix=" + this.prefix, "ratelimit.redis.timeout=10s");
+	}
+
+	@Test
+	void everyHostileKeyIsCountedOnItsOwnWithoutA500() {
+		Map<String, String> keys = new LinkedHashMap<>();
+		keys.put("newline", "a\nb");
+		keys.put("carriage return", "a\r\nSET x y");
+		keys.put("nul and controls", "a\u0000b\u0007c\u001b[31m");
+		keys.put("unicode", "ユーザー😀é");
+		keys.put("braces", "}{user}{");
+		keys.put("percent lookalike", "%7D%7Buser%7D%7B");
+		keys.put("lua-looking", "'); redis.call('FLUSHALL'); --");
+		keys.put("separator", "a:b");
+		keys.put("huge", "x".repeat(100_000));
+		keys.put("huge too", "x".repeat(100_000) + "y");
+		application().run((context) -> {
+			MockMvc mvc = MockMvcBuilders.webAppContextSetup(context).build();
+			for (Map.Entry<String, String> key : keys.entrySet()) {
+				for (int i = 0; i < 2; i++) {
+					mvc.perform(get("/keyed").param("k", key.getValue())).andExpect(status().isOk());
+				}
+				mvc.perform(get("/keyed").param("k", key.getValue())).andExpect(status().isTooManyRequests());
+			}
+		});
+		@SuppressWarnings("unchecked")
+		List<String> stored = (List<String>) redis.call("KEYS", this.prefix + ":*");
+		assertThat(stored).as("one counter per distinct key").hasSize(keys.size());
+		assertThat(stored).allSatisfy((key) -> {
+			assertThat(key.length()).isLessThan(this.prefix.length() + 120);
+			assertThat(key.chars().filter((c) -> c == '{').count()).isEqualTo(1);
+			assertThat(key.chars().filter((c) -> c == '}').count()).isEqualTo(1);
+			assertThat(key.chars().filter((c) -> c < 0x20).count()).isZero();
+		});
+		assertThat(redis.call("DBSIZE")).as("nothing was flushed or added by a key").isNotEqualTo(0L);
+	}
+
+	@Test
+	void keysThatAreNullOrEmptyFallBackToTheClientIp() {
+		application().run((context) -> {
+			MockMvc mvc = MockMvcBuilders.webAppContextSetup(context).build();
+			mvc.perform(get("/keyed")).andExpect(status().isOk());
+			mvc.perform(get("/keyed").param("k", "")).andExpect(status().isOk());
+			mvc.perform(get("/keyed")).andExpect(status().isTooManyRequests());
+		});
+		@SuppressWarnings("unchecked")
+		List<String> stored = (List<String>) redis.call("KEYS", this.prefix + ":*");
+		assertThat(stored).containsExactly(this.prefix + ":{keyed:127.0.0.1}:fw");
+	}
+
+	@Test
+	void costsFromTheRequestThatAreNotPositiveWholeNumbersAreRejectedAndCountNothing() {
+		application().run((context) -> {
+			MockMvc mvc = MockMvcBuilders.webAppContextSetup(context).build();
+			for (String cost : new String[] { "0", "-3", "1.5", "abc", "99999999999999999999999", "" }) {
+				mvc.perform(get("/costly").param("cost", cost)).andExpect(status().isBadRequest());
+			}
+			mvc.perform(get("/costly").param("cost", "1000000")).andExpect(status().isTooManyRequests());
+			mvc.perform(get("/costly").param("cost", "5")).andExpect(status().isOk());
+		});
+	}
+
+	@RestController
+	static class KeyedController {
+
+		@RateLimited(name = "keyed", limit = 2, window = "10000d", key = "#request.getParameter('k')")
+		@GetMapping("/keyed")
+		String keyed() {
+			return "ok";
+		}
+
+		@RateLimited(name = "costly", limit = 5, window = "10000d", cost = "#request.getParameter('cost')")
+		@GetMapping("/costly")
+		String costly() {
+			return "ok";
+		}
+
+	}
+
+}

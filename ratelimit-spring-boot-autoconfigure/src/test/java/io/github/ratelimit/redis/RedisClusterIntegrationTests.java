@@ -1,0 +1,81 @@
+package io.github.ratelimit.redis;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.UUID;
+
+import io.github.ratelimit.Algorithm;
+import io.github.ratelimit.RateLimitPolicy;
+import io.github.ratelimit.test.RedisCluster;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * On a real 3-master Redis Cluster: every decision's keys share one slot whatever the user key holds (no
+ * CROSSSLOT), and different clients spread over the masters.
+ */
+class RedisClusterIntegrationTests {
+
+	private static RedisCluster cluster;
+
+	private static LettuceConnectionFactory connectionFactory;
+
+	@BeforeAll
+	static void startCluster() {
+		cluster = RedisCluster.start(3);
+		connectionFactory = RedisConnections.cluster(cluster);
+	}
+
+	@AfterAll
+	static void stopCluster() {
+		connectionFactory.destroy();
+		cluster.close();
+	}
+
+	@ParameterizedTest
+	@EnumSource(Algorithm.class)
+	void keysWithBracesOrSeparatorsStayInOneSlot(Algorithm algorithm) {
+		String prefix = "cluster-" + UUID.randomUUID();
+		RateLimitPolicy policy = RateLimitPolicy.builder("evil{policy}").algorithm(algorithm).limit(2)
+			.window(Duration.ofHours(1)).build();
+		RedisKeys keys = new RedisKeys(prefix);
+		try (RedisRateLimitStore store = RedisRateLimitStore.builder(connectionFactory).keyPrefix(prefix)
+			.timeout(Duration.ofSeconds(10)).build()) {
+			for (String key : new String[] { "}{", "{a}", "a}b{c", "{}", "a:b{", "%7D", "\n{x}\n" }) {
+				assertThat(store.tryAcquire(policy, key, 1).allowed()).as(key).isTrue();
+				assertThat(store.tryAcquire(policy, key, 1).allowed()).as(key).isTrue();
+				assertThat(store.tryAcquire(policy, key, 1).allowed()).as(key).isFalse();
+				byte[][] decisionKeys = keys.keys(policy, key);
+				long slot = slot(decisionKeys[0]);
+				for (byte[] decisionKey : decisionKeys) {
+					assertThat(slot(decisionKey)).isEqualTo(slot);
+				}
+			}
+		}
+	}
+
+	@Test
+	void differentClientsSpreadOverTheMasters() {
+		String prefix = "spread-" + UUID.randomUUID();
+		RateLimitPolicy policy = RateLimitPolicy.builder("spread").limit(5).window(Duration.ofHours(1)).build();
+		try (RedisRateLimitStore store = RedisRateLimitStore.builder(connectionFactory).keyPrefix(prefix)
+			.timeout(Duration.ofSeconds(10)).build()) {
+			for (int i = 0; i < 300; i++) {
+				store.tryAcquire(policy, "client-" + i, 1);
+			}
+		}
+		assertThat(cluster.keysPerNode()).allSatisfy((keys) -> assertThat(keys).isGreaterThan(50L));
+	}
+
+	private static long slot(byte[] key) {
+		return (Long) cluster.nodes().get(0).call("CLUSTER", "KEYSLOT", new String(key, StandardCharsets.UTF_8));
+	}
+
+}
