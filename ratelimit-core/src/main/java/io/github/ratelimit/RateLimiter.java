@@ -95,6 +95,22 @@ public final class RateLimiter {
 			throw new IllegalArgumentException("'cost' must be at least 1 but was " + cost);
 		}
 		key = Keys.bounded(key);
+		if (this.denyCache == null && !this.circuitBreaker.isOpen()) {
+			// The common path for a local store, kept small so that the JIT can inline it whole.
+			Decision decision;
+			try {
+				decision = this.store.tryAcquire(policy, key, cost);
+			}
+			catch (RuntimeException ex) {
+				return onStoreException(policy, key, cost, CircuitBreaker.Permission.CALL, ex);
+			}
+			this.circuitBreaker.onSuccess();
+			return notify(policy, decision);
+		}
+		return tryAcquireGuarded(policy, key, cost);
+	}
+
+	private Decision tryAcquireGuarded(RateLimitPolicy policy, String key, long cost) {
 		long now = this.clock.currentTimeMillis();
 		if (this.denyCache != null) {
 			Decision denied = this.denyCache.check(policy, key, cost, now);
@@ -111,17 +127,23 @@ public final class RateLimiter {
 			decision = this.store.tryAcquire(policy, key, cost);
 		}
 		catch (RuntimeException ex) {
-			if (ex instanceof IllegalArgumentException) {
-				throw ex; // a programming error, not an outage
-			}
-			this.circuitBreaker.onFailure(this.clock.currentTimeMillis(), permission, ex);
-			return onStoreFailure(policy, key, cost, now, ex);
+			return onStoreException(policy, key, cost, permission, ex);
 		}
 		this.circuitBreaker.onSuccess();
 		if (this.denyCache != null && !decision.allowed()) {
 			this.denyCache.remember(policy, key, cost, decision, now);
 		}
 		return notify(policy, decision);
+	}
+
+	private Decision onStoreException(RateLimitPolicy policy, String key, long cost,
+			CircuitBreaker.Permission permission, RuntimeException ex) {
+		if (ex instanceof IllegalArgumentException) {
+			throw ex; // a programming error, not an outage
+		}
+		long now = this.clock.currentTimeMillis();
+		this.circuitBreaker.onFailure(now, permission, ex);
+		return onStoreFailure(policy, key, cost, now, ex);
 	}
 
 	/**

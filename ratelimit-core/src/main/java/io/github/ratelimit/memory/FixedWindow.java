@@ -30,16 +30,19 @@ final class FixedWindow extends KeyState {
 		long start = now - Math.floorMod(now, window);
 		long count = (this.start == start) ? this.count : 0;
 		long reset = start + window - now;
-		if (cost > limit) {
-			return Decision.rejected(limit, limit - count, reset, Decision.NEVER);
+		boolean allowed = cost <= limit && count + cost <= limit;
+		long retry = 0;
+		if (allowed) {
+			count += cost;
+			this.start = start;
+			this.count = count;
+			this.last = now;
 		}
-		if (count + cost > limit) {
-			return Decision.rejected(limit, limit - count, reset, reset);
+		else {
+			retry = (cost > limit) ? Decision.NEVER : reset;
 		}
-		this.start = start;
-		this.count = count + cost;
-		this.last = now;
-		return Decision.allowed(limit, limit - this.count, reset);
+		// One allocation site, so that the JIT can often keep the decision off the heap.
+		return new Decision(allowed, limit, limit - count, reset, retry, Decision.Origin.STORE);
 	}
 
 	@Override

@@ -16,8 +16,8 @@ import io.github.ratelimit.store.RateLimitStore;
  * A {@link RateLimitStore} that keeps its counters in this process: exact under concurrency, bounded in size, and
  * with no background thread.
  * <p>
- * Each key's state is updated under its own lock, so concurrent requests for one key are decided one after the
- * other and different keys never contend. The store holds at most {@code maxKeys} keys across all policies. When it
+ * Each key's state is updated under its own (spin) lock, so concurrent requests for one key are decided one after
+ * the other and different keys never contend. The store holds at most {@code maxKeys} keys across all policies. When it
  * is full it first drops the keys whose state has expired (their counters are back to fresh, so nothing is
  * forgotten); if every key is still live, a request for a <em>new</em> key is rejected until one expires, rather
  * than evicting a live key and forgetting its count. Keys already tracked keep exact counts whatever the load.
@@ -76,35 +76,62 @@ public final class InMemoryRateLimitStore implements RateLimitStore {
 		}
 		long now = this.clock.currentTimeMillis();
 		ConcurrentHashMap<String, KeyState> table = this.tables.get(policy);
-		if (table == null) {
-			table = this.tables.computeIfAbsent(policy, (p) -> new ConcurrentHashMap<>());
+		if (table != null) {
+			// The common path, a known key, kept small so that the JIT can inline it whole.
+			KeyState state = table.get(key);
+			if (state != null) {
+				state.lock();
+				try {
+					if (!state.retired) {
+						return state.acquire(policy, now, cost);
+					}
+				}
+				finally {
+					state.unlock();
+				}
+			}
 		}
+		return tryAcquireNewKey(policy, key, cost, now);
+	}
+
+	private Decision tryAcquireNewKey(RateLimitPolicy policy, String key, long cost, long now) {
+		ConcurrentHashMap<String, KeyState> table = this.tables.computeIfAbsent(policy,
+				(p) -> new ConcurrentHashMap<>());
 		while (true) {
 			KeyState state = table.get(key);
+			boolean created = false;
 			if (state == null) {
 				if (!reserve(now)) {
 					return rejectNewKey(policy, now);
 				}
-				KeyState created = KeyState.create(policy.algorithm());
-				state = table.putIfAbsent(key, created);
+				KeyState fresh = KeyState.create(policy.algorithm());
+				state = table.putIfAbsent(key, fresh);
 				if (state == null) {
-					state = created;
+					state = fresh;
+					created = true;
 				}
 				else {
 					this.size.decrementAndGet();
 				}
 			}
-			synchronized (state) {
-				if (!state.retired) {
-					Decision decision = state.acquire(policy, now, cost);
-					// Expiry only moves later as a key is used, so the earliest one is tracked cheaply.
-					long expiresAt = state.expiresAt(policy);
-					if (expiresAt < this.nextPurgeAt.get()) {
-						this.nextPurgeAt.accumulateAndGet(expiresAt, Math::min);
-					}
-					return decision;
+			Decision decision;
+			long expiresAt;
+			state.lock();
+			try {
+				if (state.retired) {
+					continue;
 				}
+				decision = state.acquire(policy, now, cost);
+				expiresAt = created ? state.expiresAt(policy) : Long.MAX_VALUE;
 			}
+			finally {
+				state.unlock();
+			}
+			// A key's expiry only moves later as it is used, so tracking new keys keeps the earliest one known.
+			if (created && expiresAt < this.nextPurgeAt.get()) {
+				this.nextPurgeAt.accumulateAndGet(expiresAt, Math::min);
+			}
+			return decision;
 		}
 	}
 
@@ -146,11 +173,15 @@ public final class InMemoryRateLimitStore implements RateLimitStore {
 	}
 
 	private void retire(KeyState state) {
-		synchronized (state) {
+		state.lock();
+		try {
 			if (!state.retired) {
 				state.retired = true;
 				this.size.decrementAndGet();
 			}
+		}
+		finally {
+			state.unlock();
 		}
 	}
 
@@ -180,7 +211,8 @@ public final class InMemoryRateLimitStore implements RateLimitStore {
 				RateLimitPolicy policy = table.getKey();
 				for (Map.Entry<String, KeyState> entry : table.getValue().entrySet()) {
 					KeyState state = entry.getValue();
-					synchronized (state) {
+					state.lock();
+					try {
 						long expiresAt = state.expiresAt(policy);
 						if (expiresAt <= now && !state.retired) {
 							state.retired = true;
@@ -191,6 +223,9 @@ public final class InMemoryRateLimitStore implements RateLimitStore {
 						else {
 							earliest = Math.min(earliest, expiresAt);
 						}
+					}
+					finally {
+						state.unlock();
 					}
 				}
 			}

@@ -21,21 +21,15 @@ final class RedisKeys {
 
 	static final int MAX_TAG_BYTES = 256;
 
+	private static final int[] CRC16_TABLE = crc16Table();
+
 	private final String prefix;
 
 	RedisKeys(String prefix) {
-		this.prefix = prefix;
-	}
-
-	/**
-	 * Return the keys of one decision, in the order the algorithm's script expects them.
-	 */
-	byte[][] keys(RateLimitPolicy policy, String key) {
-		String base = this.prefix + ":{" + tag(policy.name(), key) + "}:";
-		if (policy.algorithm() == Algorithm.SLIDING_LOG) {
-			return new byte[][] { bytes(base + "log"), bytes(base + "sum") };
+		if (prefix.indexOf('{') >= 0 || prefix.indexOf('}') >= 0) {
+			throw new IllegalArgumentException("'keyPrefix' must not contain '{' or '}' but was '" + prefix + "'");
 		}
-		return new byte[][] { bytes(base + suffix(policy.algorithm())) };
+		this.prefix = prefix;
 	}
 
 	/**
@@ -47,6 +41,97 @@ final class RedisKeys {
 			return tag;
 		}
 		return "#" + sha256(policy + "\u0000" + key);
+	}
+
+	/**
+	 * Return the keys of one decision, in the order the algorithm's script expects them.
+	 */
+	byte[][] keys(RateLimitPolicy policy, String key) {
+		return layout(policy).keys(key);
+	}
+
+	/**
+	 * Return how the keys of a policy are laid out, with the parts that do not depend on the key encoded once.
+	 */
+	Layout layout(RateLimitPolicy policy) {
+		return new Layout(this.prefix, policy);
+	}
+
+	/**
+	 * Return the Redis Cluster hash slot of a key, as Redis computes it: CRC16 (XMODEM) of the hash tag (the bytes
+	 * between the first <code>{</code> and the next <code>}</code>, if not empty) or else of the whole key, modulo
+	 * 16384.
+	 */
+	static int slot(byte[] key) {
+		int from = 0;
+		int to = key.length;
+		for (int open = 0; open < key.length; open++) {
+			if (key[open] == '{') {
+				for (int close = open + 1; close < key.length; close++) {
+					if (key[close] == '}') {
+						if (close > open + 1) {
+							from = open + 1;
+							to = close;
+						}
+						break;
+					}
+				}
+				break;
+			}
+		}
+		int crc = 0;
+		for (int i = from; i < to; i++) {
+			crc = ((crc << 8) ^ CRC16_TABLE[((crc >>> 8) ^ (key[i] & 0xFF)) & 0xFF]) & 0xFFFF;
+		}
+		return crc & 16383;
+	}
+
+	/**
+	 * The keys of one policy, {@code head + encoded key + tail} for each key of a decision, with the head and the
+	 * tails encoded once.
+	 */
+	static final class Layout {
+
+		private final String policyName;
+
+		private final byte[] head;
+
+		private final byte[] prefixHead;
+
+		private final byte[][] tails;
+
+		private final int policyTagLength;
+
+		Layout(String prefix, RateLimitPolicy policy) {
+			this.policyName = policy.name();
+			String encodedPolicy = encode(policy.name());
+			this.head = bytes(prefix + ":{" + encodedPolicy + ":");
+			this.prefixHead = bytes(prefix + ":{");
+			this.policyTagLength = bytes(encodedPolicy).length + 1;
+			this.tails = (policy.algorithm() == Algorithm.SLIDING_LOG) ? new byte[][] { bytes("}:log"), bytes("}:sum") }
+					: new byte[][] { bytes("}:" + suffix(policy.algorithm())) };
+		}
+
+		byte[][] keys(String key) {
+			byte[] head = this.head;
+			byte[] keyBytes = bytes(encode(key));
+			if (this.policyTagLength + keyBytes.length > MAX_TAG_BYTES) {
+				// Replace the whole tag by a hash, so that neither a long key nor a long policy name can grow it.
+				head = this.prefixHead;
+				keyBytes = bytes(tag(this.policyName, key));
+			}
+			byte[][] keys = new byte[this.tails.length][];
+			for (int i = 0; i < keys.length; i++) {
+				byte[] tail = this.tails[i];
+				byte[] full = new byte[head.length + keyBytes.length + tail.length];
+				System.arraycopy(head, 0, full, 0, head.length);
+				System.arraycopy(keyBytes, 0, full, head.length, keyBytes.length);
+				System.arraycopy(tail, 0, full, head.length + keyBytes.length, tail.length);
+				keys[i] = full;
+			}
+			return keys;
+		}
+
 	}
 
 	static String encode(String value) {
@@ -89,6 +174,18 @@ final class RedisKeys {
 
 	static byte[] bytes(String value) {
 		return value.getBytes(StandardCharsets.UTF_8);
+	}
+
+	private static int[] crc16Table() {
+		int[] table = new int[256];
+		for (int i = 0; i < 256; i++) {
+			int crc = i << 8;
+			for (int bit = 0; bit < 8; bit++) {
+				crc = ((crc & 0x8000) != 0) ? (crc << 1) ^ 0x1021 : crc << 1;
+			}
+			table[i] = crc & 0xFFFF;
+		}
+		return table;
 	}
 
 }

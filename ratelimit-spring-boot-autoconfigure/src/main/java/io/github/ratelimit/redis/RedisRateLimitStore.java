@@ -6,6 +6,10 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -33,9 +37,10 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
  * <li><b>Expiry, not sweeps.</b> Every key carries a {@code PEXPIRE} until its state is back to fresh.
  * <li><b>Bounded waits.</b> A decision fails with {@link RateLimitStoreException} after {@code timeout}; it never
  * hangs the request.
- * <li><b>Coalescing.</b> Concurrent decisions for the same key are sent together: while one script call for a key
- * is in flight, later requests for that key queue and go as one call when it returns, decided one after the other
- * in arrival order by the script. Exactness is unchanged; a hot key costs fewer round trips.
+ * <li><b>Coalescing.</b> Concurrent decisions of a policy are sent together: while {@code maxInFlight} script calls
+ * of a policy are in flight (per Cluster hash slot), later requests queue and go as one call when one returns. The
+ * script decides them one after the other, in arrival order, each atomically, so exactness is unchanged; a busy
+ * policy or a hot key costs far fewer round trips, and no decision ever takes more than one.
  * </ul>
  *
  * @since 0.1.0
@@ -44,9 +49,18 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 
 	private static final byte[] EMPTY = new byte[0];
 
+	private static final int SLOTS = 16384;
+
+	/** How many calls a busy lane may have in flight, each carrying at least {@link #BUSY_BATCH} decisions. */
+	private static final int MAX_IN_FLIGHT_WHEN_BUSY = Integer.getInteger("ratelimit.redis.busy-in-flight", 8);
+
+	private static final int BUSY_BATCH = Integer.getInteger("ratelimit.redis.busy-batch", 8);
+
 	private final ScriptExecutor executor;
 
 	private final RedisKeys keys;
+
+	private final boolean cluster;
 
 	private final long timeoutNanos;
 
@@ -60,6 +74,8 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 
 	private final int maxBatchSize;
 
+	private final int maxInFlight;
+
 	private final ConcurrentHashMap<RateLimitPolicy, PolicyLanes> policies = new ConcurrentHashMap<>();
 
 	private final LongAdder scriptCalls = new LongAdder();
@@ -67,16 +83,23 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 	private final LongAdder decisions = new LongAdder();
 
 	private RedisRateLimitStore(Builder builder) {
-		this.executor = (builder.connectionFactory instanceof LettuceConnectionFactory lettuce)
-				? new LettuceScriptExecutor(lettuce) : new ConnectionScriptExecutor(builder.connectionFactory,
-						Math.max(4, 2 * Runtime.getRuntime().availableProcessors()));
 		this.keys = new RedisKeys(builder.keyPrefix);
+		if (builder.connectionFactory instanceof LettuceConnectionFactory lettuce) {
+			this.executor = new LettuceScriptExecutor(lettuce);
+			this.cluster = lettuce.isClusterAware();
+		}
+		else {
+			this.executor = new ConnectionScriptExecutor(builder.connectionFactory,
+					Math.max(4, 2 * Runtime.getRuntime().availableProcessors()));
+			this.cluster = true; // unknown topology: keep every call within one hash slot, which is always safe
+		}
 		this.timeout = builder.timeout;
 		this.timeoutNanos = builder.timeout.toNanos();
 		this.clock = builder.clock;
 		this.leastTtl = bytes((builder.clock != null) ? Duration.ofHours(1).toMillis() : 0);
 		this.coalesce = builder.coalesce;
 		this.maxBatchSize = builder.maxBatchSize;
+		this.maxInFlight = builder.maxInFlight;
 	}
 
 	/**
@@ -94,105 +117,99 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 			throw new IllegalArgumentException("'cost' must be at least 1 but was " + cost);
 		}
 		long start = System.nanoTime();
-		Call call = new Call(cost);
 		PolicyLanes lanes = this.policies.get(policy);
 		if (lanes == null) {
 			lanes = this.policies.computeIfAbsent(policy, PolicyLanes::new);
 		}
-		if (this.coalesce) {
-			enqueue(lanes, key, call, start);
+		Call call = new Call(lanes.layout.keys(key), cost);
+		if (!this.coalesce) {
+			send(lanes, null, null, List.of(call));
 		}
 		else {
-			send(lanes, key, null, List.of(call), 0);
+			Lane lane = lanes.lane(this.cluster ? RedisKeys.slot(call.keys[0]) : 0);
+			lane.waiting.offer(call);
+			lane.waitingCount.incrementAndGet();
+			dispatch(lanes, lane, start);
 		}
 		return await(policy, call, start);
 	}
 
-	private void enqueue(PolicyLanes lanes, String key, Call call, long now) {
-		while (true) {
-			Lane lane = lanes.lanes.get(key);
-			if (lane == null) {
-				Lane created = new Lane();
-				lane = lanes.lanes.putIfAbsent(key, created);
-				if (lane == null) {
-					lane = created;
-				}
-			}
-			List<Call> batch;
-			int generation;
-			synchronized (lane) {
-				if (lane.retired) {
+	/**
+	 * Send what waits in the lane, as long as fewer than {@code maxInFlight} calls are in flight. Called after a
+	 * request joins the lane and after a call of the lane returns, so that one of them always sends what waits.
+	 */
+	private void dispatch(PolicyLanes lanes, Lane lane, long now) {
+		while (lane.waitingCount.get() > 0) {
+			int inFlight = lane.inFlight.get();
+			// Up to maxInFlight calls go out at once; beyond that, only full batches, so that a busy lane keeps Redis
+			// fed without paying a round trip per decision.
+			boolean mayGo = inFlight < this.maxInFlight
+					|| (inFlight < MAX_IN_FLIGHT_WHEN_BUSY && lane.waitingCount.get() >= BUSY_BATCH);
+			if (!mayGo) {
+				if (inFlight >= this.maxInFlight && lane.forgetOverdueFlight(now, this.timeoutNanos)) {
 					continue;
 				}
-				if (lane.inFlight && now - lane.sentAt < this.timeoutNanos) {
-					lane.waiting.add(call);
-					return;
-				}
-				// Idle, or the call in flight is overdue (its callers have given up): send now.
-				lane.waiting.add(call);
-				batch = lane.drain(this.maxBatchSize);
-				lane.inFlight = true;
-				lane.sentAt = now;
-				generation = ++lane.generation;
+				return; // a call in flight will dispatch when it returns
 			}
-			send(lanes, key, lane, batch, generation);
-			return;
+			if (!lane.inFlight.compareAndSet(inFlight, inFlight + 1)) {
+				continue;
+			}
+			List<Call> batch = lane.drain(this.maxBatchSize);
+			if (batch.isEmpty()) {
+				lane.inFlight.decrementAndGet();
+				continue;
+			}
+			Flight flight = new Flight(now);
+			lane.flights.offer(flight);
+			send(lanes, lane, flight, batch);
 		}
 	}
 
-	private void send(PolicyLanes lanes, String key, @Nullable Lane lane, List<Call> batch, int generation) {
+	private void send(PolicyLanes lanes, @Nullable Lane lane, @Nullable Flight flight, List<Call> batch) {
+		int keysPerCall = batch.get(0).keys.length;
+		byte[][] keys = new byte[batch.size() * keysPerCall][];
 		byte[][] args = new byte[lanes.args.length + batch.size()][];
 		System.arraycopy(lanes.args, 0, args, 0, lanes.args.length);
 		args[0] = (this.clock != null) ? bytes(this.clock.currentTimeMillis()) : EMPTY;
 		for (int i = 0; i < batch.size(); i++) {
-			args[lanes.args.length + i] = bytes(batch.get(i).cost);
+			Call call = batch.get(i);
+			System.arraycopy(call.keys, 0, keys, i * keysPerCall, keysPerCall);
+			args[lanes.args.length + i] = bytes(call.cost);
 		}
 		this.scriptCalls.increment();
 		this.decisions.add(batch.size());
 		CompletableFuture<List<Object>> result;
 		try {
-			result = this.executor.execute(lanes.script, this.keys.keys(lanes.policy, key), args);
+			result = this.executor.execute(lanes.script, keys, args);
 		}
 		catch (RuntimeException ex) {
 			result = CompletableFuture.failedFuture(ex);
 		}
-		result.whenComplete((answers, failure) -> completed(lanes, key, lane, batch, generation, answers, failure));
+		result.whenComplete((answers, failure) -> completed(lanes, lane, flight, batch, answers, failure));
 	}
 
-	private void completed(PolicyLanes lanes, String key, @Nullable Lane lane, List<Call> batch, int generation,
+	private void completed(PolicyLanes lanes, @Nullable Lane lane, @Nullable Flight flight, List<Call> batch,
 			@Nullable List<Object> answers, @Nullable Throwable failure) {
 		long capacity = lanes.policy.capacity();
 		for (int i = 0; i < batch.size(); i++) {
 			Call call = batch.get(i);
-			if (failure != null || answers == null) {
-				call.result.completeExceptionally((failure != null) ? failure : new IllegalStateException("no reply"));
+			if (failure != null || answers == null || answers.size() < 4 * batch.size()) {
+				call.result.completeExceptionally((failure != null) ? failure
+						: new IllegalStateException("unexpected reply from the rate limit script: " + answers));
 			}
 			else {
-				int offset = 1 + 4 * i;
+				int offset = 4 * i;
 				call.result.complete(new Decision(number(answers, offset) == 1, capacity, number(answers, offset + 1),
 						number(answers, offset + 2), number(answers, offset + 3), Decision.Origin.STORE));
 			}
 		}
-		if (lane == null) {
-			return;
-		}
-		List<Call> next;
-		int nextGeneration;
-		synchronized (lane) {
-			if (lane.generation != generation) {
-				return; // superseded by a newer call after this one was overdue
+		if (lane != null && flight != null) {
+			lane.flights.remove(flight);
+			if (flight.complete()) {
+				lane.inFlight.decrementAndGet();
 			}
-			next = lane.drain(this.maxBatchSize);
-			if (next.isEmpty()) {
-				lane.inFlight = false;
-				lane.retired = true;
-				lanes.lanes.remove(key, lane);
-				return;
-			}
-			lane.sentAt = System.nanoTime();
-			nextGeneration = ++lane.generation;
+			dispatch(lanes, lane, System.nanoTime());
 		}
-		send(lanes, key, lane, next, nextGeneration);
 	}
 
 	private static long number(List<Object> answers, int index) {
@@ -231,8 +248,8 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 	}
 
 	/**
-	 * Return how many decisions were sent to Redis; more than {@link #scriptCalls()} when concurrent decisions for a
-	 * key were coalesced.
+	 * Return how many decisions were sent to Redis; more than {@link #scriptCalls()} when concurrent decisions were
+	 * coalesced.
 	 * @return the number of decisions
 	 */
 	public long decisions() {
@@ -252,7 +269,8 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 	}
 
 	/**
-	 * The lanes of one policy, and the script arguments that do not change between its calls.
+	 * The lanes of one policy (one, or one per Cluster hash slot), and the script arguments that do not change
+	 * between its calls.
 	 */
 	private final class PolicyLanes {
 
@@ -260,54 +278,90 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 
 		final RateLimitScript script;
 
+		final RedisKeys.Layout layout;
+
 		final byte[][] args;
 
-		final ConcurrentHashMap<String, Lane> lanes = new ConcurrentHashMap<>();
+		private final AtomicReferenceArray<Lane> lanes;
 
 		PolicyLanes(RateLimitPolicy policy) {
 			this.policy = policy;
 			this.script = RateLimitScript.of(policy.algorithm());
+			this.layout = RedisRateLimitStore.this.keys.layout(policy);
 			this.args = new byte[][] { EMPTY, bytes(policy.limit()), bytes(policy.windowMillis()), bytes(policy.burst()),
 					bytes(policy.unitsPerToken()), bytes(policy.unitsPerMilli()), RedisRateLimitStore.this.leastTtl };
+			this.lanes = new AtomicReferenceArray<>(RedisRateLimitStore.this.cluster ? SLOTS : 1);
+		}
+
+		Lane lane(int slot) {
+			Lane lane = this.lanes.get(slot);
+			if (lane == null) {
+				this.lanes.compareAndSet(slot, null, new Lane());
+				lane = this.lanes.get(slot);
+			}
+			return lane;
 		}
 
 	}
 
 	/**
-	 * The requests for one key: at most one script call in flight, the others waiting to go together after it.
-	 * Guarded by its own monitor.
+	 * The requests of one policy (and hash slot): at most {@code maxInFlight} script calls in flight, the others
+	 * waiting to go together when one returns. Lock-free, since every request of a busy policy passes through it.
 	 */
 	private static final class Lane {
 
-		boolean inFlight;
+		final AtomicInteger inFlight = new AtomicInteger();
 
-		long sentAt;
+		final ConcurrentLinkedQueue<Flight> flights = new ConcurrentLinkedQueue<>();
 
-		int generation;
+		final ConcurrentLinkedQueue<Call> waiting = new ConcurrentLinkedQueue<>();
 
-		boolean retired;
+		final AtomicInteger waitingCount = new AtomicInteger();
 
-		List<Call> waiting = new ArrayList<>(4);
+		/**
+		 * Forget the oldest call in flight if it has been in flight for longer than the timeout: its callers gave
+		 * up, and a Redis that lost it must not block the lane.
+		 * @return whether a call was forgotten
+		 */
+		boolean forgetOverdueFlight(long now, long timeoutNanos) {
+			Flight oldest = this.flights.peek();
+			if (oldest != null && now - oldest.sentAt > timeoutNanos && oldest.complete()) {
+				this.flights.remove(oldest);
+				this.inFlight.decrementAndGet();
+				return true;
+			}
+			return false;
+		}
 
 		List<Call> drain(int max) {
-			List<Call> batch = new ArrayList<>(Math.min(this.waiting.size(), max));
-			List<Call> rest = null;
-			for (Call call : this.waiting) {
-				if (call.abandoned) {
-					continue; // its caller gave up before it was sent: it must not be counted
-				}
-				if (batch.size() < max) {
+			List<Call> batch = new ArrayList<>(Math.min(max, 16));
+			Call call;
+			while (batch.size() < max && (call = this.waiting.poll()) != null) {
+				this.waitingCount.decrementAndGet();
+				if (!call.abandoned) { // a caller that gave up before its request was sent must not be counted
 					batch.add(call);
 				}
-				else {
-					if (rest == null) {
-						rest = new ArrayList<>();
-					}
-					rest.add(call);
-				}
 			}
-			this.waiting = (rest != null) ? rest : new ArrayList<>(4);
 			return batch;
+		}
+
+	}
+
+	/**
+	 * A script call in flight, completed once: by its reply, or by being forgotten as overdue.
+	 */
+	private static final class Flight {
+
+		final long sentAt;
+
+		private final AtomicBoolean done = new AtomicBoolean();
+
+		Flight(long sentAt) {
+			this.sentAt = sentAt;
+		}
+
+		boolean complete() {
+			return this.done.compareAndSet(false, true);
 		}
 
 	}
@@ -317,13 +371,16 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 	 */
 	private static final class Call {
 
+		final byte[][] keys;
+
 		final long cost;
 
 		final CompletableFuture<Decision> result = new CompletableFuture<>();
 
 		volatile boolean abandoned;
 
-		Call(long cost) {
+		Call(byte[][] keys, long cost) {
+			this.keys = keys;
 			this.cost = cost;
 		}
 
@@ -346,12 +403,15 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 
 		private int maxBatchSize = 64;
 
+		private int maxInFlight = 2;
+
 		private Builder(RedisConnectionFactory connectionFactory) {
 			this.connectionFactory = connectionFactory;
 		}
 
 		/**
-		 * Set the prefix of every key; {@code ratelimit} by default.
+		 * Set the prefix of every key; {@code ratelimit} by default. It must not contain braces, which would change
+		 * the Cluster hash tag.
 		 * @param keyPrefix the prefix
 		 * @return this builder
 		 */
@@ -383,7 +443,7 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 		}
 
 		/**
-		 * Set whether concurrent decisions for the same key are sent as one script call; on by default.
+		 * Set whether concurrent decisions of a policy are sent together; on by default.
 		 * @param coalesce whether to coalesce
 		 * @return this builder
 		 */
@@ -402,6 +462,20 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 				throw new IllegalArgumentException("'maxBatchSize' must be at least 1 but was " + maxBatchSize);
 			}
 			this.maxBatchSize = maxBatchSize;
+			return this;
+		}
+
+		/**
+		 * Set how many script calls of one policy (per Cluster hash slot) may be in flight at once before further
+		 * decisions wait to be sent together; 2 by default.
+		 * @param maxInFlight the maximum, at least 1
+		 * @return this builder
+		 */
+		public Builder maxInFlight(int maxInFlight) {
+			if (maxInFlight < 1) {
+				throw new IllegalArgumentException("'maxInFlight' must be at least 1 but was " + maxInFlight);
+			}
+			this.maxInFlight = maxInFlight;
 			return this;
 		}
 

@@ -1,32 +1,49 @@
 -- Fixed window aligned to the epoch; mirrors FixedWindow.java.
--- KEYS[1] hash: s = window start, c = units counted in it, t = time of the last admission
-local state = redis.call('HMGET', KEYS[1], 's', 'c', 't')
-local last = tonumber(state[3])
-if last and now < last then
-  now = last -- time never runs backwards for a key (a failover may bring a slower clock)
-end
-local start = idiv(now, window) * window
-local count = 0
-if tonumber(state[1]) == start then
-  count = tonumber(state[2])
-end
-local reset = start + window - now
-local admitted = false
-for i = first_cost, #ARGV do
-  local cost = tonumber(ARGV[i])
-  if cost > limit then
-    answer(0, limit - count, reset, -1)
-  elseif count + cost > limit then
-    answer(0, limit - count, reset, reset)
+-- State (count, last): the units counted in the window of the last admission, and its time. The window of a state
+-- is the one holding its last admission; the key expires at the end of that window.
+local key, t, start, count, same_window, dirty
+
+local function flush()
+  if same_window then
+    redis.call('SET', key, struct.pack('dd', count, t), 'KEEPTTL')
   else
-    count = count + cost
-    admitted = true
-    answer(1, limit - count, reset, 0)
+    redis.call('SET', key, struct.pack('dd', count, t), 'PX', math.max(start + window - t, least_ttl))
   end
 end
-if admitted then
-  redis.call('HSET', KEYS[1], 's', start, 'c', count, 't', now)
-  expire(KEYS[1], reset)
+
+for i = 1, #ARGV - 7 do
+  if KEYS[i] ~= key then
+    if dirty then
+      flush()
+    end
+    key, t, count, same_window, dirty = KEYS[i], now, 0, false, false
+    local state = redis.call('GET', key)
+    if state and #state == 16 then
+      local last
+      count, last = struct.unpack('dd', state)
+      if t < last then
+        t = last -- time never runs backwards for a key (a failover may bring a slower clock)
+      end
+      same_window = last - last % window == t - t % window
+    end
+    start = t - t % window
+    if not same_window then
+      count = 0
+    end
+  end
+  local cost = tonumber(ARGV[7 + i])
+  local reset = start + window - t
+  local allowed, retry = 0, reset
+  if cost > limit then
+    retry = -1
+  elseif count + cost <= limit then
+    count, dirty = count + cost, true
+    allowed, retry = 1, 0
+  end
+  result[n + 1], result[n + 2], result[n + 3], result[n + 4] = allowed, limit - count, reset, retry
+  n = n + 4
 end
-result[1] = now
+if dirty then
+  flush()
+end
 return result

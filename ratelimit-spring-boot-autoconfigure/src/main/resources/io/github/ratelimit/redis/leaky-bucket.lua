@@ -1,38 +1,58 @@
 -- Leaky bucket as a meter, in exact integer units; mirrors LeakyBucket.java.
--- KEYS[1] hash: l = level in units (per_token units per request unit), t = time of the last admission.
--- A missing key is an empty bucket.
+-- State (level, last, expires): the level in units (per_token units per request unit) at the last admission, its
+-- time, and when the key expires. A missing key is an empty bucket. The key must live until the bucket is empty;
+-- its expiry is pushed a whole drain further when it falls short, so a busy key is not re-expired on every request.
 local capacity = burst * per_token
-local state = redis.call('HMGET', KEYS[1], 'l', 't')
-local level = tonumber(state[1]) or 0
-local last = tonumber(state[2])
-if last and now < last then
-  now = last
-end
-if level > 0 then
-  local elapsed = now - last
-  if elapsed >= cdiv(level, per_ms) then
-    level = 0
+local drain = math.ceil(capacity / per_ms)
+local key, t, level, expires, dirty
+
+local function flush()
+  local empty = t + math.ceil(level / per_ms)
+  if empty <= expires then
+    redis.call('SET', key, struct.pack('ddd', level, t, expires), 'KEEPTTL')
   else
-    level = level - elapsed * per_ms
+    expires = empty + drain
+    redis.call('SET', key, struct.pack('ddd', level, t, expires), 'PX', math.max(expires - t, least_ttl))
   end
 end
-local admitted = false
-for i = first_cost, #ARGV do
-  local cost = tonumber(ARGV[i])
+
+for i = 1, #ARGV - 7 do
+  if KEYS[i] ~= key then
+    if dirty then
+      flush()
+    end
+    key, t, level, expires, dirty = KEYS[i], now, 0, 0, false
+    local state = redis.call('GET', key)
+    if state and #state == 24 then
+      local last
+      level, last, expires = struct.unpack('ddd', state)
+      if t < last then
+        t = last
+      end
+      if level > 0 then
+        local elapsed = t - last
+        if elapsed >= math.ceil(level / per_ms) then
+          level = 0
+        else
+          level = level - elapsed * per_ms
+        end
+      end
+    end
+  end
+  local cost = tonumber(ARGV[7 + i])
+  local allowed, retry = 0, 0
   if cost > burst then
-    answer(0, idiv(capacity - level, per_token), cdiv(level, per_ms), -1)
+    retry = -1
   elseif level + cost * per_token > capacity then
-    answer(0, idiv(capacity - level, per_token), cdiv(level, per_ms),
-      cdiv(level + cost * per_token - capacity, per_ms))
+    retry = math.ceil((level + cost * per_token - capacity) / per_ms)
   else
-    level = level + cost * per_token
-    admitted = true
-    answer(1, idiv(capacity - level, per_token), cdiv(level, per_ms), 0)
+    level, dirty, allowed = level + cost * per_token, true, 1
   end
+  result[n + 1], result[n + 2], result[n + 3], result[n + 4] = allowed, math.floor((capacity - level) / per_token),
+    math.ceil(level / per_ms), retry
+  n = n + 4
 end
-if admitted then
-  redis.call('HSET', KEYS[1], 'l', level, 't', now)
-  expire(KEYS[1], cdiv(level, per_ms))
+if dirty then
+  flush()
 end
-result[1] = now
 return result

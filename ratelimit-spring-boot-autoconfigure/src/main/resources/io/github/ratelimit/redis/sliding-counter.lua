@@ -1,53 +1,64 @@
 -- Sliding window counter; mirrors SlidingCounter.java.
--- KEYS[1] hash: s = current window start, c = its units, p = the previous window's units, t = last admission
-local state = redis.call('HMGET', KEYS[1], 's', 'c', 'p', 't')
-local last = tonumber(state[4])
-if last and now < last then
-  now = last
-end
-local start = idiv(now, window) * window
-local elapsed = now - start
-local current, previous = 0, 0
-local stored_start = tonumber(state[1])
-if stored_start == start then
-  current = tonumber(state[2])
-  previous = tonumber(state[3])
-elseif stored_start == start - window then
-  previous = tonumber(state[2])
-end
-local budget = limit * window - previous * (window - elapsed)
+-- State (current, previous, last): the units of the window of the last admission and of the window before it, and
+-- the time of the last admission. The key expires at the end of the window after that of the last admission.
+local key, t, start, elapsed, current, previous, same_window, dirty
 
-local function reset()
-  if current > 0 then
-    return start + 2 * window - now
-  elseif previous > 0 then
-    return window - elapsed
-  end
-  return 0
-end
-
-local admitted = false
-for i = first_cost, #ARGV do
-  local cost = tonumber(ARGV[i])
-  if cost <= limit and (current + cost) * window <= budget then
-    current = current + cost
-    admitted = true
-    answer(1, idiv(budget, window) - current, reset(), 0)
+local function flush()
+  if same_window then
+    redis.call('SET', key, struct.pack('ddd', current, previous, t), 'KEEPTTL')
   else
-    local retry
+    redis.call('SET', key, struct.pack('ddd', current, previous, t), 'PX',
+      math.max(start + 2 * window - t, least_ttl))
+  end
+end
+
+for i = 1, #ARGV - 7 do
+  if KEYS[i] ~= key then
+    if dirty then
+      flush()
+    end
+    key, t, current, previous, same_window, dirty = KEYS[i], now, 0, 0, false, false
+    local state = redis.call('GET', key)
+    if state and #state == 24 then
+      local stored_current, stored_previous, last = struct.unpack('ddd', state)
+      if t < last then
+        t = last
+      end
+      local stored_start = last - last % window
+      if stored_start == t - t % window then
+        current, previous, same_window = stored_current, stored_previous, true
+      elseif stored_start == t - t % window - window then
+        previous = stored_current
+      end
+    end
+    start = t - t % window
+    elapsed = t - start
+  end
+  local cost = tonumber(ARGV[7 + i])
+  local budget = limit * window - previous * (window - elapsed)
+  local allowed, reset, retry = 0, 0, 0
+  if cost <= limit and (current + cost) * window <= budget then
+    current, dirty = current + cost, true
+    allowed, reset = 1, start + 2 * window - t
+  else
+    if current > 0 then
+      reset = start + 2 * window - t
+    elseif previous > 0 then
+      reset = window - elapsed
+    end
     if cost > limit then
       retry = -1
     elseif current + cost <= limit then
-      retry = window - idiv((limit - current - cost) * window, previous) - elapsed
+      retry = window - math.floor((limit - current - cost) * window / previous) - elapsed
     else
-      retry = window - elapsed + math.max(0, window - idiv((limit - cost) * window, current))
+      retry = window - elapsed + math.max(0, window - math.floor((limit - cost) * window / current))
     end
-    answer(0, idiv(budget, window) - current, reset(), retry)
   end
+  result[n + 1], result[n + 2], result[n + 3], result[n + 4] = allowed, math.floor(budget / window) - current,
+    reset, retry
+  n = n + 4
 end
-if admitted then
-  redis.call('HSET', KEYS[1], 's', start, 'c', current, 'p', previous, 't', now)
-  expire(KEYS[1], start + 2 * window - now)
+if dirty then
+  flush()
 end
-result[1] = now
 return result

@@ -1,96 +1,104 @@
 -- Sliding log; mirrors SlidingLog.java.
--- KEYS[1] list of admissions, oldest first, two elements each: time (ms), cost. Admissions in the same
---         millisecond share one entry, so the list holds at most min(limit, window_ms) entries.
--- KEYS[2] string: the sum of the costs in KEYS[1].
--- An entry counts while now - window < time. Expired entries are trimmed on every call.
-local log, total = KEYS[1], KEYS[2]
-local sum = tonumber(redis.call('GET', total)) or 0
-local length = redis.call('LLEN', log)
-local newest
-if length > 0 then
-  newest = tonumber(redis.call('LINDEX', log, -2))
-  if now < newest then
-    now = newest
-  end
-end
-
--- Trim the entries that left the window, scanning the head in chunks.
-local expired, expired_sum = 0, 0
-while expired < length do
-  local chunk = redis.call('LRANGE', log, expired, expired + 63)
-  local stop = (#chunk == 0)
-  for j = 1, #chunk, 2 do
-    if tonumber(chunk[j]) <= now - window then
-      expired = expired + 2
-      expired_sum = expired_sum + tonumber(chunk[j + 1])
-    else
-      stop = true
-      break
-    end
-  end
-  if stop then
-    break
-  end
-end
-if expired > 0 then
-  length = length - expired
-  sum = sum - expired_sum
-  if length == 0 then
-    redis.call('DEL', log, total)
-  else
-    redis.call('LTRIM', log, expired, -1)
-    redis.call('INCRBY', total, -expired_sum) -- keeps the TTL
-  end
-end
+-- KEYS[2i - 1] list of admissions, oldest first, two elements each: time (ms), cost. Admissions in the same
+--              millisecond share one entry, so the list holds at most min(limit, window_ms) entries.
+-- KEYS[2i]     summary of the list (sum, oldest, newest, newest_cost, expires), so that most calls never read it.
+-- An entry counts while now - window < time. Entries that left the window are trimmed whenever there are any. Both
+-- keys must live until the newest entry leaves the window; their expiry is pushed a whole window further when it
+-- falls short, so a busy key is not re-expired on every request.
 
 -- When would freeing the oldest entries make room for `needed` more units?
-local function time_freeing(needed)
+local function time_freeing(log, needed, t)
   local index = 0
   while true do
     local chunk = redis.call('LRANGE', log, index, index + 63)
     if #chunk == 0 then
-      return window -- only if the sum disagrees with the log, which the writes above never leave behind
+      return window -- only if the summary disagrees with the log, which the writes below never leave behind
     end
     for j = 1, #chunk, 2 do
       needed = needed - tonumber(chunk[j + 1])
       if needed <= 0 then
-        return tonumber(chunk[j]) + window - now
+        return tonumber(chunk[j]) + window - t
       end
     end
     index = index + #chunk
   end
 end
 
-local admitted = false
-for i = first_cost, #ARGV do
-  local cost = tonumber(ARGV[i])
-  if cost <= limit and sum + cost <= limit then
-    if length > 0 and newest == now then
-      redis.call('LSET', log, -1, tonumber(redis.call('LINDEX', log, -1)) + cost)
-    else
-      redis.call('RPUSH', log, now, cost)
-      length = length + 2
-      newest = now
+for i = 1, #ARGV - 7 do
+  local log, summary, cost = KEYS[2 * i - 1], KEYS[2 * i], tonumber(ARGV[7 + i])
+  local sum, oldest, newest, newest_cost, expires = 0, nil, nil, 0, 0
+  local state = redis.call('GET', summary)
+  if state and #state == 40 then
+    sum, oldest, newest, newest_cost, expires = struct.unpack('ddddd', state)
+  end
+  local t = now
+  if newest and t < newest then
+    t = newest
+  end
+
+  -- Trim the entries that left the window, scanning the head in chunks.
+  local changed = false
+  if oldest and oldest <= t - window then
+    local expired, first_kept = 0, nil
+    while first_kept == nil do
+      local chunk = redis.call('LRANGE', log, expired, expired + 63)
+      if #chunk == 0 then
+        break
+      end
+      for j = 1, #chunk, 2 do
+        local time = tonumber(chunk[j])
+        if time <= t - window then
+          expired = expired + 2
+          sum = sum - tonumber(chunk[j + 1])
+        else
+          first_kept = time
+          break
+        end
+      end
     end
-    sum = sum + cost
-    admitted = true
-    answer(1, limit - sum, newest + window - now, 0)
-  else
-    local reset = 0
-    if length > 0 then
-      reset = newest + window - now
-    end
-    if cost > limit then
-      answer(0, limit - sum, reset, -1)
+    if first_kept == nil then
+      redis.call('DEL', log, summary)
+      sum, oldest, newest, newest_cost, expires = 0, nil, nil, 0, 0
     else
-      answer(0, limit - sum, reset, time_freeing(sum + cost - limit))
+      redis.call('LTRIM', log, expired, -1)
+      oldest = first_kept
+      changed = true
     end
   end
+
+  if cost <= limit and sum + cost <= limit then
+    if newest == t then
+      newest_cost = newest_cost + cost
+      redis.call('LSET', log, -1, newest_cost)
+    else
+      redis.call('RPUSH', log, t, cost)
+      newest, newest_cost = t, cost
+      oldest = oldest or t
+    end
+    sum = sum + cost
+    if t + window <= expires then
+      redis.call('SET', summary, struct.pack('ddddd', sum, oldest, newest, newest_cost, expires), 'KEEPTTL')
+    else
+      expires = t + 2 * window
+        redis.call('SET', summary, struct.pack('ddddd', sum, oldest, newest, newest_cost, expires), 'PX',
+        math.max(expires - t, least_ttl))
+      redis.call('PEXPIRE', log, math.max(expires - t, least_ttl))
+    end
+    result[n + 1], result[n + 2], result[n + 3], result[n + 4] = 1, limit - sum, newest + window - t, 0
+  else
+    local reset = 0
+    if newest then
+      reset = newest + window - t
+      if changed then
+        redis.call('SET', summary, struct.pack('ddddd', sum, oldest, newest, newest_cost, expires), 'KEEPTTL')
+      end
+    end
+    local retry = -1
+    if cost <= limit then
+      retry = time_freeing(log, sum + cost - limit, t)
+    end
+    result[n + 1], result[n + 2], result[n + 3], result[n + 4] = 0, limit - sum, reset, retry
+  end
+  n = n + 4
 end
-if admitted then
-  redis.call('SET', total, sum)
-  expire(log, window)
-  expire(total, window)
-end
-result[1] = now
 return result

@@ -1,43 +1,59 @@
 -- Token bucket with continuous refill, in exact integer units; mirrors TokenBucket.java.
--- KEYS[1] hash: u = units in the bucket (per_token units make a token), t = time of the last admission.
--- A missing key is a full bucket.
+-- State (units, last, expires): the units in the bucket (per_token units make a token) at the last admission, its
+-- time, and when the key expires. A missing key is a full bucket. The key must live until the bucket is full again;
+-- its expiry is pushed a whole refill further when it falls short, so a busy key is not re-expired on every request.
 local capacity = burst * per_token
-local state = redis.call('HMGET', KEYS[1], 'u', 't')
-local units = tonumber(state[1])
-if units == nil then
-  units = capacity
-else
-  local last = tonumber(state[2])
-  if now < last then
-    now = last
+local refill = math.ceil(capacity / per_ms)
+local key, t, units, expires, dirty
+
+local function flush()
+  local full = t + math.ceil((capacity - units) / per_ms)
+  if full <= expires then
+    redis.call('SET', key, struct.pack('ddd', units, t, expires), 'KEEPTTL')
+  else
+    expires = full + refill
+    redis.call('SET', key, struct.pack('ddd', units, t, expires), 'PX', math.max(expires - t, least_ttl))
   end
-  local missing = capacity - units
-  if missing > 0 then
-    local elapsed = now - last
-    if elapsed >= cdiv(missing, per_ms) then
-      units = capacity
-    else
-      units = units + elapsed * per_ms
+end
+
+for i = 1, #ARGV - 7 do
+  if KEYS[i] ~= key then
+    if dirty then
+      flush()
+    end
+    key, t, units, expires, dirty = KEYS[i], now, capacity, 0, false
+    local state = redis.call('GET', key)
+    if state and #state == 24 then
+      local last
+      units, last, expires = struct.unpack('ddd', state)
+      if t < last then
+        t = last
+      end
+      local missing = capacity - units
+      if missing > 0 then
+        local elapsed = t - last
+        if elapsed >= math.ceil(missing / per_ms) then
+          units = capacity
+        else
+          units = units + elapsed * per_ms
+        end
+      end
     end
   end
-end
-local admitted = false
-for i = first_cost, #ARGV do
-  local cost = tonumber(ARGV[i])
-  local reset = cdiv(capacity - units, per_ms)
+  local cost = tonumber(ARGV[7 + i])
+  local allowed, retry = 0, 0
   if cost > burst then
-    answer(0, idiv(units, per_token), reset, -1)
+    retry = -1
   elseif units < cost * per_token then
-    answer(0, idiv(units, per_token), reset, cdiv(cost * per_token - units, per_ms))
+    retry = math.ceil((cost * per_token - units) / per_ms)
   else
-    units = units - cost * per_token
-    admitted = true
-    answer(1, idiv(units, per_token), cdiv(capacity - units, per_ms), 0)
+    units, dirty, allowed = units - cost * per_token, true, 1
   end
+  result[n + 1], result[n + 2], result[n + 3], result[n + 4] = allowed, math.floor(units / per_token),
+    math.ceil((capacity - units) / per_ms), retry
+  n = n + 4
 end
-if admitted then
-  redis.call('HSET', KEYS[1], 'u', units, 't', now)
-  expire(KEYS[1], cdiv(capacity - units, per_ms))
+if dirty then
+  flush()
 end
-result[1] = now
 return result

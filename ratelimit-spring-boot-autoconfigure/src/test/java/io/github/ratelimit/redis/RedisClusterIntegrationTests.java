@@ -53,6 +53,7 @@ class RedisClusterIntegrationTests {
 				assertThat(store.tryAcquire(policy, key, 1).allowed()).as(key).isTrue();
 				assertThat(store.tryAcquire(policy, key, 1).allowed()).as(key).isFalse();
 				byte[][] decisionKeys = keys.keys(policy, key);
+				assertThat(slot(decisionKeys[0])).isEqualTo(RedisKeys.slot(decisionKeys[0]));
 				long slot = slot(decisionKeys[0]);
 				for (byte[] decisionKey : decisionKeys) {
 					assertThat(slot(decisionKey)).isEqualTo(slot);

@@ -44,6 +44,12 @@ class RedisKeysTests {
 	}
 
 	@Test
+	void aLongKeyIsReplacedByAHashInsideTheHashTag() {
+		String key = key(policy("orders", Algorithm.FIXED), "x".repeat(10_000));
+		assertThat(key).startsWith("ratelimit:{#").endsWith("}:fw").hasSizeLessThan(70);
+	}
+
+	@Test
 	void longKeysAreReplacedByTheirHash() {
 		String longKey = "x".repeat(10_000);
 		String tag = RedisKeys.tag("orders", longKey);
@@ -52,6 +58,21 @@ class RedisKeysTests {
 		assertThat(RedisKeys.tag("orders", "#" + tag.substring(1))).isNotEqualTo(tag);
 		String multibyte = "é".repeat(200);
 		assertThat(RedisKeys.tag("orders", multibyte)).startsWith("#");
+	}
+
+	@Test
+	void theSlotIsRedisClusterCrc16OfTheTag() {
+		// Values from the Redis Cluster specification and CLUSTER KEYSLOT.
+		assertThat(RedisKeys.slot(RedisKeys.bytes("123456789"))).isEqualTo(0x31C3 & 16383);
+		assertThat(RedisKeys.slot(RedisKeys.bytes("foo"))).isEqualTo(12182);
+		assertThat(RedisKeys.slot(RedisKeys.bytes("ratelimit:{foo}:fw"))).isEqualTo(12182);
+		assertThat(RedisKeys.slot(RedisKeys.bytes("a{}b{foo}"))).isEqualTo(RedisKeys.slot(RedisKeys.bytes("a{}b{foo}")));
+	}
+
+	@Test
+	void aPrefixWithBracesIsRejected() {
+		org.assertj.core.api.Assertions.assertThatIllegalArgumentException().isThrownBy(() -> new RedisKeys("rl{x}"))
+			.withMessage("'keyPrefix' must not contain '{' or '}' but was 'rl{x}'");
 	}
 
 	private String key(RateLimitPolicy policy, String key) {
