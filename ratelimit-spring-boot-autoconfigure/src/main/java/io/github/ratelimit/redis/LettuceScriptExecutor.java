@@ -53,6 +53,15 @@ final class LettuceScriptExecutor implements ScriptExecutor {
 		return connect().thenCompose((connected) -> run(connected, script, keys, args));
 	}
 
+	@Override
+	public void warmUp(Iterable<RateLimitScript> scripts) {
+		connect().thenAccept((commands) -> {
+			for (RateLimitScript script : scripts) {
+				commands.scriptLoad(script.source());
+			}
+		});
+	}
+
 	private CompletableFuture<List<Object>> run(RedisClusterAsyncCommands<byte[], byte[]> commands,
 			RateLimitScript script, byte[][] keys, byte[][] args) {
 		CompletableFuture<List<Object>> evalsha = commands

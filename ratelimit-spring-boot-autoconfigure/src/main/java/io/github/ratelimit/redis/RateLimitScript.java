@@ -27,6 +27,10 @@ record RateLimitScript(Algorithm algorithm, byte[] source, String sha1) {
 		return scripts.get(algorithm);
 	}
 
+	static Iterable<RateLimitScript> all() {
+		return scripts.values();
+	}
+
 	private static Map<Algorithm, RateLimitScript> load() {
 		String prelude = read("prelude.lua");
 		Map<Algorithm, RateLimitScript> scripts = new EnumMap<>(Algorithm.class);

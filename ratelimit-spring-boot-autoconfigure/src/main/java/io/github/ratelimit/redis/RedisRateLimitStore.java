@@ -100,6 +100,7 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 		this.coalesce = builder.coalesce;
 		this.maxBatchSize = builder.maxBatchSize;
 		this.maxInFlight = builder.maxInFlight;
+		this.executor.warmUp(RateLimitScript.all());
 	}
 
 	/**

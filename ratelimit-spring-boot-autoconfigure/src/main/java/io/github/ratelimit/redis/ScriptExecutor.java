@@ -14,6 +14,13 @@ interface ScriptExecutor extends AutoCloseable {
 	 */
 	CompletableFuture<List<Object>> execute(RateLimitScript script, byte[][] keys, byte[][] args);
 
+	/**
+	 * Start connecting and loading the scripts in the background, so that the first decisions do not pay for it.
+	 * Failures are ignored: the first decisions then retry, within their own timeout.
+	 */
+	default void warmUp(Iterable<RateLimitScript> scripts) {
+	}
+
 	@Override
 	void close();
 
