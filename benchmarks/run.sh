@@ -1,0 +1,154 @@
+#!/usr/bin/env bash
+# Runs every benchmark on this machine, side by side with the peers, in bounded time, and prints one report of
+# figures and ratios (also written to benchmarks/results/report.md).
+#
+#   benchmarks/run.sh           # the full run, about 30 minutes on 2 cores
+#   benchmarks/run.sh --quick   # shorter iterations, about 8 minutes: for a first look, not for the record
+#
+# Needs a JDK 17+, Maven, redis-server and redis-cli. Uses wrk for the HTTP part when installed
+# (apt-get install wrk), else a Java load generator. Everything runs on 127.0.0.1 and stops by itself; the
+# redis-server and sample applications it starts are stopped on exit.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+QUICK=0
+if [ "${1:-}" = "--quick" ]; then QUICK=1; fi
+RESULTS=benchmarks/results
+rm -rf "$RESULTS"
+mkdir -p "$RESULTS"
+
+if [ "$QUICK" = 1 ]; then
+  JMH_RUN=(-wi 1 -w 1s -i 2 -r 1s -f 1)
+  HTTP_SECONDS=5
+else
+  JMH_RUN=(-wi 2 -w 2s -i 5 -r 2s -f 1)
+  HTTP_SECONDS=15
+fi
+
+echo "== Building"
+mvn -B -q -pl benchmarks,sample-app -am -DskipTests package
+BENCH_JAR=benchmarks/target/benchmarks.jar
+SAMPLE_JAR=$(ls sample-app/target/sample-app-*.jar | grep -v original | head -1)
+
+PIDS=()
+REDIS_DIR=$(mktemp -d)
+cleanup() {
+  for pid in "${PIDS[@]:-}"; do
+    [ -n "$pid" ] && kill "$pid" 2>/dev/null || true
+  done
+  [ -n "${REDIS_PORT:-}" ] && redis-cli -p "$REDIS_PORT" shutdown nosave >/dev/null 2>&1 || true
+  rm -rf "$REDIS_DIR"
+}
+trap cleanup EXIT
+
+free_port() {
+  while true; do
+    local port=$((20000 + RANDOM % 30000))
+    if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+      echo "$port"
+      return
+    fi
+  done
+}
+
+await_http() {
+  for _ in $(seq 1 120); do
+    if curl -fs "$1" >/dev/null 2>&1; then return 0; fi
+    sleep 0.5
+  done
+  echo "Timed out waiting for $1" >&2
+  return 1
+}
+
+REDIS_PORT=$(free_port)
+redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save "" --appendonly no --daemonize yes \
+  --dir "$REDIS_DIR" --logfile "$REDIS_DIR/redis.log"
+for _ in $(seq 1 50); do redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1 && break; sleep 0.1; done
+export RATELIMIT_BENCH_REDIS="127.0.0.1:$REDIS_PORT"
+echo "== Redis $(redis-server --version | awk '{print $3}') on port $REDIS_PORT"
+
+{
+  echo "Machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(uname -sr)"
+  echo "CPU: $(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)"
+  echo "Java: $(java -version 2>&1 | head -1)"
+  echo "Redis: $(redis-server --version)"
+  echo "Run: benchmarks/run.sh ${1:-} on $(date -u +%Y-%m-%dT%H:%MZ)"
+} > "$RESULTS/machine.txt"
+
+jmh() {
+  local name=$1
+  shift
+  echo "== JMH $name"
+  java -jar "$BENCH_JAR" "$@" "${JMH_RUN[@]}" -rf csv -rff "$RESULTS/$name.csv" 2>&1 | tee "$RESULTS/$name.log" \
+    | grep -E "^(Benchmark|InMemory|Redis)|REDIS-COMMANDS" || true
+}
+
+# In memory: ours, Bucket4j's local bucket and Resilience4j on 1 and 10,000 keys, 1 and 2 threads.
+for t in 1 2; do
+  jmh "memory-t$t" InMemoryDecisionBenchmark -t "$t" -prof gc
+done
+
+# Redis: ours, Bucket4j (with and without batching) and the floor, at 1, 4, 16 and 64 threads.
+for t in 1 4 16 64; do
+  jmh "redis-t$t" RedisDecisionBenchmark -t "$t" -p limiter=ratelimit-fixed,bucket4j,bucket4j-batching
+  jmh "redis-floor-t$t" RedisDecisionBenchmark -t "$t" -p limiter=floor -p outcome=allowed
+done
+# Every other algorithm and variant, at 16 threads.
+jmh "redis-algorithms-t16" RedisDecisionBenchmark -t 16 \
+  -p limiter=ratelimit-sliding-log,ratelimit-sliding-counter,ratelimit-token-bucket,ratelimit-leaky-bucket,ratelimit-fixed-uncoalesced,ratelimit-fixed-deny-cache
+# Latency percentiles at 16 threads.
+jmh "redis-latency-t16" RedisDecisionBenchmark -t 16 -bm sample -p outcome=allowed \
+  -p limiter=ratelimit-fixed,bucket4j,bucket4j-batching,floor
+
+# HTTP: the sample app's endpoint with and without @RateLimited, in memory and on Redis.
+load() {
+  local label=$1 url=$2
+  if command -v wrk >/dev/null 2>&1; then
+    wrk -t2 -c16 -d"${HTTP_SECONDS}s" --latency "$url" > "$RESULTS/wrk-$label.txt"
+    awk -v label="$label" '
+      function micros(v) { if (v ~ /us$/) return v + 0; if (v ~ /ms$/) return v * 1000; if (v ~ /s$/) return v * 1000000; return v }
+      /^ +50%/ { p50 = micros($2) } /^ +99%/ { p99 = micros($2) }
+      /requests in/ { total = $1 } /Non-2xx/ { non2xx = $NF } /Requests\/sec/ { rps = $2 }
+      END { printf "HTTP %s requests/s=%s p50_us=%d p99_us=%d 2xx=%d 429=0 other=%d\n", label, rps, p50, p99, total - non2xx, non2xx }
+    ' "$RESULTS/wrk-$label.txt"
+  else
+    echo "HTTP $label $(java -cp "$BENCH_JAR" io.github.ratelimit.benchmarks.HttpLoad "$url" 16 "$HTTP_SECONDS")"
+  fi
+}
+
+# Starts the sample app with the given profile; sets APP_PORT and APP_PID.
+http_app() {
+  local profile=$1
+  APP_PORT=$(free_port)
+  java -jar "$SAMPLE_JAR" --server.port="$APP_PORT" --spring.profiles.active="$profile" \
+    --spring.data.redis.host=127.0.0.1 --spring.data.redis.port="$REDIS_PORT" \
+    --ratelimit.policies.resources.limit=2000000000 --logging.level.root=WARN > "$RESULTS/app-$profile.txt" 2>&1 &
+  APP_PID=$!
+  PIDS+=("$APP_PID")
+  await_http "http://127.0.0.1:$APP_PORT/actuator/health"
+}
+
+echo "== HTTP ($(command -v wrk >/dev/null 2>&1 && echo wrk || echo 'Java load generator'), ${HTTP_SECONDS}s per run)"
+http_app default
+load warm-up "http://127.0.0.1:$APP_PORT/api/v1/unlimited" > /dev/null
+load warm-up "http://127.0.0.1:$APP_PORT/api/v1/resources" > /dev/null
+for round in 1 2; do
+  load memory-unlimited "http://127.0.0.1:$APP_PORT/api/v1/unlimited"
+  load memory-limited "http://127.0.0.1:$APP_PORT/api/v1/resources"
+done | tee "$RESULTS/http-memory.log"
+kill "$APP_PID" 2>/dev/null || true
+http_app redis
+load warm-up "http://127.0.0.1:$APP_PORT/api/v1/resources" > /dev/null
+for round in 1 2; do
+  load redis-unlimited "http://127.0.0.1:$APP_PORT/api/v1/unlimited"
+  load redis-limited "http://127.0.0.1:$APP_PORT/api/v1/resources"
+done | tee "$RESULTS/http-redis.log"
+kill "$APP_PID" 2>/dev/null || true
+
+echo "== Report"
+{
+  echo "## Benchmark run"
+  echo
+  sed 's/^/    /' "$RESULTS/machine.txt"
+  java -cp "$BENCH_JAR" io.github.ratelimit.benchmarks.Report "$RESULTS"
+} | tee "$RESULTS/report.md"
