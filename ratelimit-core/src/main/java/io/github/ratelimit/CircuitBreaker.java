@@ -5,6 +5,8 @@ import java.lang.System.Logger.Level;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * Stops calling a store that keeps failing, so that an outage costs one timeout rather than one per request, and
  * lets a single probe through after a delay; the first success closes it again.
@@ -42,6 +44,9 @@ final class CircuitBreaker {
 
 	private final AtomicBoolean probing = new AtomicBoolean();
 
+	/** The cause of the last failure counted, so that callers failed together by one cause count once. */
+	private volatile @Nullable Throwable lastCause;
+
 	CircuitBreaker(int failureThreshold, long openMillis) {
 		this.failureThreshold = failureThreshold;
 		this.openMillis = openMillis;
@@ -78,7 +83,17 @@ final class CircuitBreaker {
 		if (this.openedAt != Long.MIN_VALUE) {
 			this.openedAt = Long.MIN_VALUE;
 			this.probing.set(false);
+			this.lastCause = null;
 			logger.log(Level.INFO, "Rate limit store answered again; circuit closed");
+		}
+	}
+
+	/**
+	 * Release the probe without a verdict (the call failed for a reason that says nothing about the store).
+	 */
+	void release(Permission permission) {
+		if (permission == Permission.PROBE) {
+			this.probing.set(false);
 		}
 	}
 
@@ -87,6 +102,14 @@ final class CircuitBreaker {
 			this.openedAt = now;
 			this.probing.set(false);
 			return;
+		}
+		// Requests decided together (one coalesced script call) fail together with one cause: one failure, not many.
+		Throwable cause = failure.getCause();
+		if (cause != null) {
+			if (cause == this.lastCause) {
+				return;
+			}
+			this.lastCause = cause;
 		}
 		if (this.openedAt == Long.MIN_VALUE && this.consecutiveFailures.incrementAndGet() >= this.failureThreshold) {
 			this.openedAt = now;

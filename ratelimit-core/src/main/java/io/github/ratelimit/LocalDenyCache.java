@@ -51,8 +51,8 @@ final class LocalDenyCache {
 			}
 			return null;
 		}
-		if (cost < denial.cost) {
-			return null;
+		if (cost < denial.cost || cost > policy.capacity()) {
+			return null; // a cheaper request might fit; one that can never fit deserves the store's exact answer
 		}
 		return new Decision(false, denial.limit, denial.remaining, Math.max(0, denial.resetAt - now),
 				denial.until - now, Decision.Origin.DENY_CACHE);

@@ -123,13 +123,23 @@ public final class RateLimiter {
 			return onStoreFailure(policy, key, cost, now, null);
 		}
 		Decision decision;
+		boolean reported = false;
 		try {
 			decision = this.store.tryAcquire(policy, key, cost);
+			this.circuitBreaker.onSuccess();
+			reported = true;
 		}
 		catch (RuntimeException ex) {
+			if (!(ex instanceof IllegalArgumentException)) {
+				reported = true;
+			}
 			return onStoreException(policy, key, cost, permission, ex);
 		}
-		this.circuitBreaker.onSuccess();
+		finally {
+			if (!reported) {
+				this.circuitBreaker.release(permission); // a probe must not stay taken by an error or a bug
+			}
+		}
 		if (this.denyCache != null && !decision.allowed()) {
 			this.denyCache.remember(policy, key, cost, decision, now);
 		}

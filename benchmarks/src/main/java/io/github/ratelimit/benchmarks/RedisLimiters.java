@@ -86,7 +86,6 @@ final class RedisLimiters {
 			.keyPrefix("bench-" + UUID.randomUUID())
 			.timeout(Duration.ofSeconds(5))
 			.coalesce(coalesce)
-			.maxInFlight(Integer.getInteger("ratelimit.bench.max-in-flight", 2))
 			.build();
 		RateLimitPolicy policy = RateLimitPolicy.builder("bench").algorithm(algorithm).limit(limit).window(window).build();
 		if (denyCache) {

@@ -119,6 +119,7 @@ public final class InMemoryRateLimitStore implements RateLimitStore {
 			state.lock();
 			try {
 				if (state.retired) {
+					table.remove(key, state); // purged or cleared meanwhile: make room for a fresh state
 					continue;
 				}
 				decision = state.acquire(policy, now, cost);
@@ -161,15 +162,17 @@ public final class InMemoryRateLimitStore implements RateLimitStore {
 	 * @return the number of keys dropped
 	 */
 	public int purgeExpired() {
-		return purge(this.clock.currentTimeMillis());
+		return Math.max(0, purge(this.clock.currentTimeMillis()));
 	}
 
 	/**
 	 * Forget every counter, for tests.
 	 */
 	public void clear() {
-		this.tables.values().forEach((table) -> table.values().forEach(this::retire));
-		this.tables.clear();
+		this.tables.values().forEach((table) -> table.forEach((key, state) -> {
+			retire(state);
+			table.remove(key, state);
+		}));
 	}
 
 	private void retire(KeyState state) {
@@ -186,11 +189,18 @@ public final class InMemoryRateLimitStore implements RateLimitStore {
 	}
 
 	private boolean reserve(long now) {
-		while (true) {
+		for (int attempt = 0; attempt < 100; attempt++) {
 			long current = this.size.get();
 			if (current >= this.maxKeys) {
-				if (now < this.nextPurgeAt.get() || purge(now) == 0) {
+				if (now < this.nextPurgeAt.get()) {
 					return false;
+				}
+				int purged = purge(now);
+				if (purged == 0) {
+					return false;
+				}
+				if (purged < 0) {
+					Thread.yield(); // another thread is purging: look again once it has made room
 				}
 				continue;
 			}
@@ -198,15 +208,22 @@ public final class InMemoryRateLimitStore implements RateLimitStore {
 				return true;
 			}
 		}
+		return false;
 	}
 
+	/**
+	 * Drop the keys that have expired by {@code now}.
+	 * @return how many were dropped, or -1 if another thread is purging
+	 */
 	private int purge(long now) {
 		if (!this.purging.compareAndSet(false, true)) {
-			return 0;
+			return -1;
 		}
 		try {
 			int purged = 0;
 			long earliest = Long.MAX_VALUE;
+			// Keys created during the scan lower this again; the scan's own minimum is merged in at the end.
+			this.nextPurgeAt.set(Long.MAX_VALUE);
 			for (Map.Entry<RateLimitPolicy, ConcurrentHashMap<String, KeyState>> table : this.tables.entrySet()) {
 				RateLimitPolicy policy = table.getKey();
 				for (Map.Entry<String, KeyState> entry : table.getValue().entrySet()) {
@@ -229,7 +246,7 @@ public final class InMemoryRateLimitStore implements RateLimitStore {
 					}
 				}
 			}
-			this.nextPurgeAt.set(earliest);
+			this.nextPurgeAt.accumulateAndGet(earliest, Math::min);
 			return purged;
 		}
 		finally {

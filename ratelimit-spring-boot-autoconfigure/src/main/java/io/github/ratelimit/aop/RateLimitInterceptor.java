@@ -73,12 +73,19 @@ public final class RateLimitInterceptor implements MethodInterceptor {
 		}
 		InvocationScope scope = new InvocationScope(invocation.getArguments(), request, limits.parameterNames,
 				this.registry.beanResolver());
+		// Keys and costs first: a cost that turns out invalid must fail the request before any policy counts it.
+		MethodPolicy[] policies = limits.policies;
+		String[] keys = new String[policies.length];
+		long[] costs = new long[policies.length];
+		for (int i = 0; i < policies.length; i++) {
+			costs[i] = policies[i].cost(scope);
+			keys[i] = policies[i].key(scope, this.clientIp);
+		}
 		RateLimitPolicy shownPolicy = null;
 		Decision shown = null;
-		for (MethodPolicy methodPolicy : limits.policies) {
-			RateLimitPolicy policy = methodPolicy.policy();
-			long cost = methodPolicy.cost(scope);
-			Decision decision = this.rateLimiter.tryAcquire(policy, methodPolicy.key(scope, this.clientIp), cost);
+		for (int i = 0; i < policies.length; i++) {
+			RateLimitPolicy policy = policies[i].policy();
+			Decision decision = this.rateLimiter.tryAcquire(policy, keys[i], costs[i]);
 			if (!decision.allowed()) {
 				if (response != null) {
 					this.headersWriter.writeHeaders(response, policy, decision);

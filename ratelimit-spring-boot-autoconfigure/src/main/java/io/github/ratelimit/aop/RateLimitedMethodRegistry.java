@@ -18,6 +18,8 @@ import io.github.ratelimit.Algorithm;
 import io.github.ratelimit.FailureMode;
 import io.github.ratelimit.RateLimitPolicy;
 import io.github.ratelimit.annotation.RateLimited;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.beans.factory.BeanFactory;
@@ -48,6 +50,8 @@ import org.springframework.util.StringUtils;
  * @since 0.1.0
  */
 public final class RateLimitedMethodRegistry implements SmartInitializingSingleton, BeanFactoryAware {
+
+	private static final Log logger = LogFactory.getLog(RateLimitedMethodRegistry.class);
 
 	static final String PROPERTY_PREFIX = "ratelimit.policies";
 
@@ -197,7 +201,7 @@ public final class RateLimitedMethodRegistry implements SmartInitializingSinglet
 						+ "' is declared more than once on this method; give each @RateLimited a distinct name");
 			}
 			MethodPolicy policy = build(annotation, name, where, method, names);
-			declare(name, where, (policy != null) ? policy.policy() : null);
+			declare(name, where, (policy != null) ? policy.policy() : null, StringUtils.hasText(annotation.name()));
 			if (policy != null) {
 				policies.add(policy);
 			}
@@ -279,8 +283,10 @@ public final class RateLimitedMethodRegistry implements SmartInitializingSinglet
 			return new KeySource.ClientIp();
 		}
 		if (expression.startsWith("#")) {
-			int index = Arrays.asList(parameterNames).indexOf(expression.substring(1));
-			if (index >= 0) {
+			String variable = expression.substring(1);
+			int index = Arrays.asList(parameterNames).indexOf(variable);
+			// #request and #principal always mean the request and its principal, even if a parameter has the name.
+			if (index >= 0 && !variable.equals("request") && !variable.equals("principal")) {
 				return new KeySource.Argument(index);
 			}
 		}
@@ -323,12 +329,17 @@ public final class RateLimitedMethodRegistry implements SmartInitializingSinglet
 		}
 	}
 
-	private void declare(String name, String where, @Nullable RateLimitPolicy policy) {
+	private void declare(String name, String where, @Nullable RateLimitPolicy policy, boolean named) {
 		synchronized (this.declared) {
 			Declaration existing = this.declared.get(name);
 			if (existing == null) {
 				this.declared.put(name, new Declaration(where, policy));
 				return;
+			}
+			if (!named && !existing.where().equals(where)) {
+				logger.warn(where + " shares the default policy name '" + name + "' (and so its counters) with "
+						+ existing.where().substring("@RateLimited on ".length())
+						+ "; give each a name if they should be counted apart");
 			}
 			if (existing.policy() != null && policy != null && !existing.policy().equals(policy)) {
 				throw new InvalidRateLimitPolicyException(name, where + ": policy '" + name

@@ -237,7 +237,8 @@ public class RateLimitProperties {
 		private Duration timeout = Duration.ofMillis(200);
 
 		/**
-		 * Whether concurrent decisions for the same key are sent to Redis as one script call.
+		 * Whether concurrent decisions of a policy are sent to Redis together, in one script call, while earlier
+		 * calls are in flight.
 		 */
 		private boolean coalesce = true;
 
@@ -245,6 +246,12 @@ public class RateLimitProperties {
 		 * Most decisions sent in one script call when coalescing.
 		 */
 		private int maxBatchSize = 64;
+
+		/**
+		 * How many script calls of one policy (per Cluster hash slot) may be in flight before further decisions wait
+		 * to be sent together.
+		 */
+		private int maxInFlight = 4;
 
 		public String getKeyPrefix() {
 			return this.keyPrefix;
@@ -276,6 +283,14 @@ public class RateLimitProperties {
 
 		public void setMaxBatchSize(int maxBatchSize) {
 			this.maxBatchSize = maxBatchSize;
+		}
+
+		public int getMaxInFlight() {
+			return this.maxInFlight;
+		}
+
+		public void setMaxInFlight(int maxInFlight) {
+			this.maxInFlight = maxInFlight;
 		}
 
 	}

@@ -61,11 +61,16 @@ final class RateLimitStoreConfigurations {
 				throw new InvalidConfigurationPropertyValueException("ratelimit.redis.max-batch-size",
 						redis.getMaxBatchSize(), "Must be at least 1.");
 			}
+			if (redis.getMaxInFlight() < 1) {
+				throw new InvalidConfigurationPropertyValueException("ratelimit.redis.max-in-flight",
+						redis.getMaxInFlight(), "Must be at least 1.");
+			}
 			return RedisRateLimitStore.builder(redisConnectionFactory)
 				.keyPrefix(redis.getKeyPrefix())
 				.timeout(redis.getTimeout())
 				.coalesce(redis.isCoalesce())
 				.maxBatchSize(redis.getMaxBatchSize())
+				.maxInFlight(redis.getMaxInFlight())
 				.build();
 		}
 

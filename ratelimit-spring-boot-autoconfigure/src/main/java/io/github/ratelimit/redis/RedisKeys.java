@@ -145,11 +145,26 @@ final class RedisKeys {
 				encoded.append('%').append(Character.toUpperCase(Character.forDigit(c >> 4, 16)))
 					.append(Character.toUpperCase(Character.forDigit(c & 0xF, 16)));
 			}
+			else if (Character.isSurrogate(c) && !isPairedSurrogate(value, i)) {
+				// A lone surrogate has no UTF-8 form (it would become '?' and collide with a real '?').
+				if (encoded == null) {
+					encoded = new StringBuilder(value.length() + 8).append(value, 0, i);
+				}
+				encoded.append("%u").append(String.format("%04X", (int) c));
+			}
 			else if (encoded != null) {
 				encoded.append(c);
 			}
 		}
 		return (encoded != null) ? encoded.toString() : value;
+	}
+
+	private static boolean isPairedSurrogate(String value, int index) {
+		char c = value.charAt(index);
+		if (Character.isHighSurrogate(c)) {
+			return index + 1 < value.length() && Character.isLowSurrogate(value.charAt(index + 1));
+		}
+		return index > 0 && Character.isHighSurrogate(value.charAt(index - 1));
 	}
 
 	private static String suffix(Algorithm algorithm) {

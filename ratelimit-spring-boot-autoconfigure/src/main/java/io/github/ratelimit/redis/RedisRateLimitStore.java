@@ -38,7 +38,8 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
  * <li><b>Bounded waits.</b> A decision fails with {@link RateLimitStoreException} after {@code timeout}; it never
  * hangs the request.
  * <li><b>Coalescing.</b> Concurrent decisions of a policy are sent together: while {@code maxInFlight} script calls
- * of a policy are in flight (per Cluster hash slot), later requests queue and go as one call when one returns. The
+ * of a policy are in flight (per Cluster hash slot), later requests queue and go as one call when one returns, or as
+ * soon as half a batch is waiting. The
  * script decides them one after the other, in arrival order, each atomically, so exactness is unchanged; a busy
  * policy or a hot key costs far fewer round trips, and no decision ever takes more than one.
  * </ul>
@@ -51,10 +52,13 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 
 	private static final int SLOTS = 16384;
 
-	/** How many calls a busy lane may have in flight, each carrying at least {@link #BUSY_BATCH} decisions. */
-	private static final int MAX_IN_FLIGHT_WHEN_BUSY = Integer.getInteger("ratelimit.redis.busy-in-flight", 8);
+	private static final ThreadLocal<Boolean> DISPATCHING = ThreadLocal.withInitial(() -> false);
 
-	private static final int BUSY_BATCH = Integer.getInteger("ratelimit.redis.busy-batch", 8);
+	/**
+	 * How many calls a busy lane may have in flight: beyond {@code maxInFlight}, only calls carrying at least half
+	 * a full batch.
+	 */
+	private static final int MAX_IN_FLIGHT_WHEN_BUSY = 8;
 
 	private final ScriptExecutor executor;
 
@@ -140,12 +144,27 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 	 * request joins the lane and after a call of the lane returns, so that one of them always sends what waits.
 	 */
 	private void dispatch(PolicyLanes lanes, Lane lane, long now) {
+		if (DISPATCHING.get()) {
+			// A call that failed at once re-enters from its completion: the dispatch below this frame goes on
+			// sending, without one stack frame per batch.
+			return;
+		}
+		DISPATCHING.set(true);
+		try {
+			dispatchWaiting(lanes, lane, now);
+		}
+		finally {
+			DISPATCHING.set(false);
+		}
+	}
+
+	private void dispatchWaiting(PolicyLanes lanes, Lane lane, long now) {
 		while (lane.waitingCount.get() > 0) {
 			int inFlight = lane.inFlight.get();
 			// Up to maxInFlight calls go out at once; beyond that, only full batches, so that a busy lane keeps Redis
 			// fed without paying a round trip per decision.
-			boolean mayGo = inFlight < this.maxInFlight
-					|| (inFlight < MAX_IN_FLIGHT_WHEN_BUSY && lane.waitingCount.get() >= BUSY_BATCH);
+			boolean mayGo = inFlight < this.maxInFlight || (inFlight < MAX_IN_FLIGHT_WHEN_BUSY
+					&& lane.waitingCount.get() >= Math.max(1, this.maxBatchSize / 2));
 			if (!mayGo) {
 				if (inFlight >= this.maxInFlight && lane.forgetOverdueFlight(now, this.timeoutNanos)) {
 					continue;
@@ -404,7 +423,7 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 
 		private int maxBatchSize = 64;
 
-		private int maxInFlight = 2;
+		private int maxInFlight = 4;
 
 		private Builder(RedisConnectionFactory connectionFactory) {
 			this.connectionFactory = connectionFactory;
@@ -468,7 +487,8 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 
 		/**
 		 * Set how many script calls of one policy (per Cluster hash slot) may be in flight at once before further
-		 * decisions wait to be sent together; 2 by default.
+		 * decisions wait to be sent together; 4 by default. (A busy lane may have up to 8, each carrying at least half
+		 * a batch.)
 		 * @param maxInFlight the maximum, at least 1
 		 * @return this builder
 		 */

@@ -7,7 +7,7 @@ local function flush()
   if same_window then
     redis.call('SET', key, struct.pack('dd', count, t), 'KEEPTTL')
   else
-    redis.call('SET', key, struct.pack('dd', count, t), 'PX', math.max(start + window - t, least_ttl))
+    redis.call('SET', key, struct.pack('dd', count, t), 'PX', math.max(start + window - now, least_ttl))
   end
 end
 

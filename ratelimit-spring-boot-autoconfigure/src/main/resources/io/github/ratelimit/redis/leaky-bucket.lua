@@ -12,7 +12,7 @@ local function flush()
     redis.call('SET', key, struct.pack('ddd', level, t, expires), 'KEEPTTL')
   else
     expires = empty + drain
-    redis.call('SET', key, struct.pack('ddd', level, t, expires), 'PX', math.max(expires - t, least_ttl))
+    redis.call('SET', key, struct.pack('ddd', level, t, expires), 'PX', math.max(expires - now, least_ttl))
   end
 end
 

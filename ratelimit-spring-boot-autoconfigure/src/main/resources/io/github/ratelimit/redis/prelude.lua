@@ -16,6 +16,8 @@
 -- current time, kept while the key repeats, and written once. (Within a call every request of a key sees the same
 -- time: now, or the key's last admission if that is later, since time never runs backwards for a key.) A key's expiry is set only when its state must outlive it (SET ... PX); otherwise SET ... KEEPTTL
 -- leaves it alone, which halves the cost of a write. A value of another length (another version's) is ignored.
+-- Expiries count from Redis's own now, not from a key's clamped time (see below), so that a key whose time ran
+-- ahead of a slower clock after a failover never expires before its state stops mattering.
 -- Needs Redis 6.0+ (KEEPTTL). Redis replicates a script's effects, so TIME may precede writes.
 --
 -- Exactness: Lua numbers are doubles, and every value here is an integer below 2^51 (the policy checks it). For

@@ -8,7 +8,7 @@ local function flush()
     redis.call('SET', key, struct.pack('ddd', current, previous, t), 'KEEPTTL')
   else
     redis.call('SET', key, struct.pack('ddd', current, previous, t), 'PX',
-      math.max(start + 2 * window - t, least_ttl))
+      math.max(start + 2 * window - now, least_ttl))
   end
 end
 

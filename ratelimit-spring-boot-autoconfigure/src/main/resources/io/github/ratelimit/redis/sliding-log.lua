@@ -30,6 +30,8 @@ for i = 1, #ARGV - 7 do
   local state = redis.call('GET', summary)
   if state and #state == 40 then
     sum, oldest, newest, newest_cost, expires = struct.unpack('ddddd', state)
+  else
+    redis.call('DEL', log) -- a log without its summary (evicted, or another version's) is not to be trusted
   end
   local t = now
   if newest and t < newest then
@@ -67,11 +69,16 @@ for i = 1, #ARGV - 7 do
   end
 
   if cost <= limit and sum + cost <= limit then
+    local appended = true
     if newest == t then
       newest_cost = newest_cost + cost
-      redis.call('LSET', log, -1, newest_cost)
-    else
-      redis.call('RPUSH', log, t, cost)
+      appended = redis.pcall('LSET', log, -1, newest_cost)['err'] ~= nil -- the log was lost: start it again
+    end
+    if appended then
+      if redis.call('RPUSH', log, t, cost) == 2 and sum > 0 then
+        -- The summary outlived its log (evicted under maxmemory): only this admission is known any more.
+        sum, oldest, expires = 0, t, 0
+      end
       newest, newest_cost = t, cost
       oldest = oldest or t
     end
@@ -80,9 +87,9 @@ for i = 1, #ARGV - 7 do
       redis.call('SET', summary, struct.pack('ddddd', sum, oldest, newest, newest_cost, expires), 'KEEPTTL')
     else
       expires = t + 2 * window
-        redis.call('SET', summary, struct.pack('ddddd', sum, oldest, newest, newest_cost, expires), 'PX',
-        math.max(expires - t, least_ttl))
-      redis.call('PEXPIRE', log, math.max(expires - t, least_ttl))
+      redis.call('SET', summary, struct.pack('ddddd', sum, oldest, newest, newest_cost, expires), 'PX',
+        math.max(expires - now, least_ttl))
+      redis.call('PEXPIRE', log, math.max(expires - now, least_ttl))
     end
     result[n + 1], result[n + 2], result[n + 3], result[n + 4] = 1, limit - sum, newest + window - t, 0
   else

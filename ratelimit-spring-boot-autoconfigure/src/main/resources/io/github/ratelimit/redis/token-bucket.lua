@@ -12,7 +12,7 @@ local function flush()
     redis.call('SET', key, struct.pack('ddd', units, t, expires), 'KEEPTTL')
   else
     expires = full + refill
-    redis.call('SET', key, struct.pack('ddd', units, t, expires), 'PX', math.max(expires - t, least_ttl))
+    redis.call('SET', key, struct.pack('ddd', units, t, expires), 'PX', math.max(expires - now, least_ttl))
   end
 end
 

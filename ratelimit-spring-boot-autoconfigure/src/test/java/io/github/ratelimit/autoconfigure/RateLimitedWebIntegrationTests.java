@@ -9,8 +9,11 @@ import io.github.ratelimit.annotation.RateLimited;
 import io.github.ratelimit.conformance.MutableTimeSource;
 import jakarta.servlet.http.HttpServletRequest;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.http.MediaType;
@@ -20,6 +23,7 @@ import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
 
+import static org.assertj.core.api.Assertions.assertThat;
 import static org.springframework.test.web.servlet.request.MockMvcRequestBuilders.get;
 import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.content;
 import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.header;
@@ -150,6 +154,21 @@ class RateLimitedWebIntegrationTests {
 			mvc.perform(get("/by-principal")).andExpect(status().isOk());
 			mvc.perform(get("/by-principal")).andExpect(status().isTooManyRequests());
 		});
+	}
+
+	@Test
+	@ExtendWith(OutputCaptureExtension.class)
+	void aKeyFallbackIsLoggedAtWarnOncePerPolicy(CapturedOutput output) {
+		this.runner.run((context) -> {
+			MockMvc mvc = WebTestSupport.mockMvc(context);
+			for (int i = 0; i < 3; i++) {
+				mvc.perform(get("/by-principal"));
+			}
+		});
+		String warning = "Key expression '#principal.name' of rate limit policy 'by-principal' on TestController#byPrincipal() "
+				+ "failed: ";
+		assertThat(output).contains(warning).contains("falling back to the client IP address (logged once per policy)");
+		assertThat(output.getOut().split(java.util.regex.Pattern.quote(warning))).hasSize(2);
 	}
 
 	@Test
