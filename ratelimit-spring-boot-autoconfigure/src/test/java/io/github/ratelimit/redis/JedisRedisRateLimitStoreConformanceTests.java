@@ -1,0 +1,55 @@
+package io.github.ratelimit.redis;
+
+import java.time.Duration;
+import java.util.UUID;
+
+import io.github.ratelimit.TimeSource;
+import io.github.ratelimit.conformance.RateLimitStoreConformanceTests;
+import io.github.ratelimit.store.RateLimitStore;
+import io.github.ratelimit.test.RedisServer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+
+import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
+import org.springframework.data.redis.connection.jedis.JedisConnectionFactory;
+
+/**
+ * The whole conformance suite on a real Redis through Jedis, which the store drives through Spring Data Redis's
+ * connection API on its own bounded threads rather than Lettuce's asynchronous one.
+ */
+class JedisRedisRateLimitStoreConformanceTests extends RateLimitStoreConformanceTests {
+
+	private static RedisServer redis;
+
+	private static JedisConnectionFactory connectionFactory;
+
+	@BeforeAll
+	static void startRedis() {
+		redis = RedisServer.start();
+		connectionFactory = new JedisConnectionFactory(new RedisStandaloneConfiguration(redis.host(), redis.port()));
+		connectionFactory.afterPropertiesSet();
+		connectionFactory.start();
+	}
+
+	@AfterAll
+	static void stopRedis() {
+		connectionFactory.destroy();
+		redis.close();
+	}
+
+	@Override
+	protected RateLimitStore createStore(TimeSource clock) {
+		return RedisRateLimitStore.builder(connectionFactory)
+			.clock(clock)
+			.keyPrefix("jedis-" + UUID.randomUUID())
+			.timeout(Duration.ofSeconds(10))
+			.build();
+	}
+
+	@AfterEach
+	void closeStore() {
+		((RedisRateLimitStore) this.store).close();
+	}
+
+}
