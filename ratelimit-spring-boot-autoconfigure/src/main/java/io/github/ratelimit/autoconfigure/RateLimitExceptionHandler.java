@@ -1,8 +1,7 @@
 package io.github.ratelimit.autoconfigure;
 
 import io.github.ratelimit.web.InvalidRateLimitCostException;
-import io.github.ratelimit.web.RateLimitExceededException;
-import io.github.ratelimit.web.RateLimitUnavailableException;
+import io.github.ratelimit.web.RateLimitException;
 
 import org.springframework.core.Ordered;
 import org.springframework.core.annotation.Order;
@@ -25,8 +24,7 @@ import org.springframework.web.bind.annotation.RestControllerAdvice;
 @Order(Ordered.LOWEST_PRECEDENCE)
 class RateLimitExceptionHandler {
 
-	@ExceptionHandler({ RateLimitExceededException.class, RateLimitUnavailableException.class,
-			InvalidRateLimitCostException.class })
+	@ExceptionHandler({ RateLimitException.class, InvalidRateLimitCostException.class })
 	ResponseEntity<ProblemDetail> handleRateLimitException(ErrorResponseException ex) {
 		return ResponseEntity.status(ex.getStatusCode()).body(ex.getBody());
 	}

@@ -4,8 +4,6 @@ import io.github.ratelimit.Decision;
 import io.github.ratelimit.RateLimitPolicy;
 
 import org.springframework.http.HttpStatus;
-import org.springframework.http.ProblemDetail;
-import org.springframework.web.ErrorResponseException;
 
 /**
  * Thrown when the rate limit store cannot decide and the policy fails closed
@@ -14,11 +12,7 @@ import org.springframework.web.ErrorResponseException;
  *
  * @since 0.1.0
  */
-public class RateLimitUnavailableException extends ErrorResponseException {
-
-	private final RateLimitPolicy policy;
-
-	private final Decision decision;
+public class RateLimitUnavailableException extends RateLimitException {
 
 	/**
 	 * Create a new exception.
@@ -26,45 +20,14 @@ public class RateLimitUnavailableException extends ErrorResponseException {
 	 * @param decision the decision of the failure mode
 	 */
 	public RateLimitUnavailableException(RateLimitPolicy policy, Decision decision) {
-		super(HttpStatus.SERVICE_UNAVAILABLE, problem(policy, decision), null);
-		this.policy = policy;
-		this.decision = decision;
-	}
-
-	private static ProblemDetail problem(RateLimitPolicy policy, Decision decision) {
-		long retryAfter = decision.retryAfterSeconds();
-		ProblemDetail problem = ProblemDetail.forStatusAndDetail(HttpStatus.SERVICE_UNAVAILABLE,
-				"Rate limiting for policy '" + policy.name() + "' is temporarily unavailable. Retry after "
-						+ retryAfter + " seconds.");
-		problem.setProperty("policy", policy.name());
-		problem.setProperty("retryAfter", retryAfter);
-		return problem;
-	}
-
-	/**
-	 * Return the policy whose store failed.
-	 * @return the policy
-	 */
-	public RateLimitPolicy getPolicy() {
-		return this.policy;
-	}
-
-	/**
-	 * Return the decision of the failure mode.
-	 * @return the decision
-	 */
-	public Decision getDecision() {
-		return this.decision;
+		super(HttpStatus.SERVICE_UNAVAILABLE, "Rate limiting for policy '" + policy.name()
+				+ "' is temporarily unavailable. Retry after " + decision.retryAfterSeconds() + " seconds.", policy,
+				decision);
 	}
 
 	@Override
 	public String getMessage() {
-		return "Rate limit store unavailable for policy '" + this.policy.name() + "'";
-	}
-
-	@Override
-	public synchronized Throwable fillInStackTrace() {
-		return this;
+		return "Rate limit store unavailable for policy '" + getPolicy().name() + "'";
 	}
 
 }

@@ -232,14 +232,7 @@ public final class RedisServer implements AutoCloseable {
 	 */
 	public void kill() {
 		requireSpawned();
-		this.process.destroyForcibly();
-		try {
-			this.process.waitFor(20, TimeUnit.SECONDS);
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-		}
-		running.remove(this.process);
+		destroyProcess();
 		awaitUntil(Duration.ofSeconds(20), () -> Ports.isFree(this.port), () -> "port " + this.port + " not released");
 	}
 
@@ -258,6 +251,17 @@ public final class RedisServer implements AutoCloseable {
 		return (this.process != null) ? this.process.isAlive() : answersPing();
 	}
 
+	private void destroyProcess() {
+		this.process.destroyForcibly();
+		try {
+			this.process.waitFor(20, TimeUnit.SECONDS);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
+		running.remove(this.process);
+	}
+
 	private void requireSpawned() {
 		if (this.kind != Kind.SPAWNED) {
 			throw new IllegalStateException("Only a spawned redis-server can be killed or restarted; use "
@@ -268,14 +272,7 @@ public final class RedisServer implements AutoCloseable {
 	@Override
 	public void close() {
 		if (this.process != null) {
-			this.process.destroyForcibly();
-			try {
-				this.process.waitFor(20, TimeUnit.SECONDS);
-			}
-			catch (InterruptedException ex) {
-				Thread.currentThread().interrupt();
-			}
-			running.remove(this.process);
+			destroyProcess();
 			deleteRecursively(this.directory);
 		}
 		if (this.container != null) {
