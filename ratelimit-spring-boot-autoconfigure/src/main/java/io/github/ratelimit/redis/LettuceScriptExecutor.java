@@ -40,6 +40,8 @@ final class LettuceScriptExecutor implements ScriptExecutor {
 
 	private volatile boolean closed;
 
+	private volatile Iterable<RateLimitScript> preload = List.of();
+
 	LettuceScriptExecutor(LettuceConnectionFactory connectionFactory) {
 		this.connectionFactory = connectionFactory;
 	}
@@ -55,11 +57,20 @@ final class LettuceScriptExecutor implements ScriptExecutor {
 
 	@Override
 	public void warmUp(Iterable<RateLimitScript> scripts) {
-		connect().thenAccept((commands) -> {
-			for (RateLimitScript script : scripts) {
-				commands.scriptLoad(script.source());
-			}
-		});
+		this.preload = scripts;
+		RedisClusterAsyncCommands<byte[], byte[]> commands = this.commands;
+		if (commands != null) {
+			load(commands, scripts);
+		}
+		else {
+			connect();
+		}
+	}
+
+	private static void load(RedisClusterAsyncCommands<byte[], byte[]> commands, Iterable<RateLimitScript> scripts) {
+		for (RateLimitScript script : scripts) {
+			commands.scriptLoad(script.source());
+		}
 	}
 
 	private CompletableFuture<List<Object>> run(RedisClusterAsyncCommands<byte[], byte[]> commands,
@@ -94,6 +105,9 @@ final class LettuceScriptExecutor implements ScriptExecutor {
 	private RedisClusterAsyncCommands<byte[], byte[]> openConnection() {
 		RedisConnection connection = this.connectionFactory.getConnection();
 		RedisClusterAsyncCommands<byte[], byte[]> commands = ((LettuceConnection) connection).getNativeConnection();
+		// Queued before any decision can use the connection, so that a connection's commands reach Redis in order:
+		// every EVALSHA after the loads, none of them paying for a NOSCRIPT and an EVAL. Also done after reconnects.
+		load(commands, this.preload);
 		synchronized (this) {
 			this.connection = connection;
 			this.commands = commands;
