@@ -118,6 +118,9 @@ public final class HttpLoad {
 
 		long other;
 
+		/** Whether the last response said {@code Connection: close}. */
+		private boolean closing;
+
 		Worker(String host, int port, byte[] request, AtomicBoolean running, CountDownLatch done) {
 			this.host = host;
 			this.port = port;
@@ -142,8 +145,10 @@ public final class HttpLoad {
 							out.flush();
 							int status = readResponse(in);
 							record(System.nanoTime() - start, status);
-							if (status < 0) {
-								break; // the server closed the connection: open another
+							if (this.closing) {
+								// A complete response that ends the connection (Tomcat does so every 100 requests
+								// by default): counted by its status, then a new connection.
+								break;
 							}
 						}
 					}
@@ -174,9 +179,9 @@ public final class HttpLoad {
 		}
 
 		/**
-		 * Read one response and return its status, or -1 if the connection is to be closed.
+		 * Read one response and return its status; {@link #closing} tells whether the server closes the connection.
 		 */
-		private static int readResponse(InputStream in) throws IOException {
+		private int readResponse(InputStream in) throws IOException {
 			String statusLine = readLine(in);
 			int status = Integer.parseInt(statusLine.substring(9, 12));
 			long length = -1;
@@ -208,7 +213,8 @@ public final class HttpLoad {
 			else if (length > 0) {
 				skip(in, length);
 			}
-			return close ? -1 : status;
+			this.closing = close;
+			return status;
 		}
 
 		private static void skip(InputStream in, long bytes) throws IOException {
