@@ -86,6 +86,7 @@ final class RedisLimiters {
 			.keyPrefix("bench-" + UUID.randomUUID())
 			.timeout(Duration.ofSeconds(5))
 			.coalesce(coalesce)
+			.maxInFlight(Integer.getInteger("bench.maxInFlight", 4))
 			.build();
 		RateLimitPolicy policy = RateLimitPolicy.builder("bench").algorithm(algorithm).limit(limit).window(window).build();
 		if (denyCache) {
