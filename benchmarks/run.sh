@@ -2,8 +2,8 @@
 # Runs every benchmark on this machine, side by side with the peers, in bounded time, and prints one report of
 # figures and ratios (also written to benchmarks/results/report.md).
 #
-#   benchmarks/run.sh           # the full run, about 50 minutes on 2 cores
-#   benchmarks/run.sh --quick   # shorter iterations, about 8 minutes: for a first look, not for the record
+#   benchmarks/run.sh           # the full run, about 60 minutes on 2 cores
+#   benchmarks/run.sh --quick   # shorter iterations, about 10 minutes: for a first look, not for the record
 #
 # Needs a JDK 17+, Maven, redis-server and redis-cli. Uses wrk for the HTTP part when installed
 # (apt-get install wrk), else a Java load generator. Everything runs on 127.0.0.1 and stops by itself; the
