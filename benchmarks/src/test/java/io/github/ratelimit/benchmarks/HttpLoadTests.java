@@ -1,10 +1,12 @@
 package io.github.ratelimit.benchmarks;
 
+import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import com.sun.net.httpserver.HttpHandler;
 import com.sun.net.httpserver.HttpServer;
 import org.junit.jupiter.api.Test;
 
@@ -14,34 +16,24 @@ class HttpLoadTests {
 
 	@Test
 	void countsStatusesOfAKeepAliveServerAndStops() throws Exception {
-		HttpServer server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
 		AtomicInteger requests = new AtomicInteger();
-		server.createContext("/", (exchange) -> {
+		HttpLoad.Result result = loadFor1Second((exchange) -> {
 			byte[] body = "{\"status\":\"success\"}".getBytes(StandardCharsets.UTF_8);
 			int status = (requests.incrementAndGet() % 2 == 0) ? 429 : 200;
 			exchange.sendResponseHeaders(status, body.length);
 			exchange.getResponseBody().write(body);
 			exchange.close();
 		});
-		server.start();
-		try {
-			HttpLoad.Result result = HttpLoad.run(
-					URI.create("http://127.0.0.1:" + server.getAddress().getPort() + "/api"), 2, 1);
-			assertThat(result.ok()).isPositive();
-			assertThat(result.tooMany()).isPositive();
-			assertThat(result.other()).isZero();
-			assertThat(result.requestsPerSecond()).isPositive();
-		}
-		finally {
-			server.stop(0);
-		}
+		assertThat(result.ok()).isPositive();
+		assertThat(result.tooMany()).isPositive();
+		assertThat(result.other()).isZero();
+		assertThat(result.requestsPerSecond()).isPositive();
 	}
 
 	@Test
 	void countsAResponseThatClosesTheConnectionByItsStatusAndReconnects() throws Exception {
-		HttpServer server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
 		AtomicInteger requests = new AtomicInteger();
-		server.createContext("/", (exchange) -> {
+		HttpLoad.Result result = loadFor1Second((exchange) -> {
 			byte[] body = "{}".getBytes(StandardCharsets.UTF_8);
 			if (requests.incrementAndGet() % 3 == 0) {
 				exchange.getResponseHeaders().set("Connection", "close"); // as Tomcat ends every 100th keep-alive
@@ -50,12 +42,16 @@ class HttpLoadTests {
 			exchange.getResponseBody().write(body);
 			exchange.close();
 		});
+		assertThat(result.ok()).isGreaterThan(3);
+		assertThat(result.other()).isZero();
+	}
+
+	private static HttpLoad.Result loadFor1Second(HttpHandler handler) throws IOException, InterruptedException {
+		HttpServer server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+		server.createContext("/", handler);
 		server.start();
 		try {
-			HttpLoad.Result result = HttpLoad.run(
-					URI.create("http://127.0.0.1:" + server.getAddress().getPort() + "/api"), 2, 1);
-			assertThat(result.ok()).isGreaterThan(3);
-			assertThat(result.other()).isZero();
+			return HttpLoad.run(URI.create("http://127.0.0.1:" + server.getAddress().getPort() + "/api"), 2, 1);
 		}
 		finally {
 			server.stop(0);
