@@ -136,21 +136,20 @@ http_app() {
 }
 
 echo "== HTTP ($(command -v wrk >/dev/null 2>&1 && echo wrk || echo 'Java load generator'), ${HTTP_SECONDS}s per run)"
-http_app default
-load warm-up "http://127.0.0.1:$APP_PORT/api/v1/unlimited" > /dev/null
-load warm-up "http://127.0.0.1:$APP_PORT/api/v1/resources" > /dev/null
-for round in 1 2 3; do
-  load memory-unlimited "http://127.0.0.1:$APP_PORT/api/v1/unlimited"
-  load memory-limited "http://127.0.0.1:$APP_PORT/api/v1/resources"
-done | tee "$RESULTS/http-memory.log"
-kill "$APP_PID" 2>/dev/null || true
-http_app redis
-load warm-up "http://127.0.0.1:$APP_PORT/api/v1/resources" > /dev/null
-for round in 1 2 3; do
-  load redis-unlimited "http://127.0.0.1:$APP_PORT/api/v1/unlimited"
-  load redis-limited "http://127.0.0.1:$APP_PORT/api/v1/resources"
-done | tee "$RESULTS/http-redis.log"
-kill "$APP_PID" 2>/dev/null || true
+# Compares the unannotated and the @RateLimited endpoint of the sample app in one profile, in interleaved rounds.
+http_compare() {
+  local profile=$1 label=$2
+  http_app "$profile"
+  load warm-up "http://127.0.0.1:$APP_PORT/api/v1/unlimited" > /dev/null
+  load warm-up "http://127.0.0.1:$APP_PORT/api/v1/resources" > /dev/null
+  for round in 1 2 3; do
+    load "$label-unlimited" "http://127.0.0.1:$APP_PORT/api/v1/unlimited"
+    load "$label-limited" "http://127.0.0.1:$APP_PORT/api/v1/resources"
+  done | tee "$RESULTS/http-$label.log"
+  kill "$APP_PID" 2>/dev/null || true
+}
+http_compare default memory
+http_compare redis redis
 
 echo "== Report"
 {

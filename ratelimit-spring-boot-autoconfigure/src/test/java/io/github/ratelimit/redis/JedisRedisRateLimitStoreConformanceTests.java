@@ -11,7 +11,6 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 
-import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
 import org.springframework.data.redis.connection.jedis.JedisConnectionFactory;
 
 /**
@@ -27,9 +26,7 @@ class JedisRedisRateLimitStoreConformanceTests extends RateLimitStoreConformance
 	@BeforeAll
 	static void startRedis() {
 		redis = RedisServer.start();
-		connectionFactory = new JedisConnectionFactory(new RedisStandaloneConfiguration(redis.host(), redis.port()));
-		connectionFactory.afterPropertiesSet();
-		connectionFactory.start();
+		connectionFactory = RedisConnections.jedis(redis);
 	}
 
 	@AfterAll

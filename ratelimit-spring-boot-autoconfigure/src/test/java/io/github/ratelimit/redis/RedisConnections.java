@@ -7,6 +7,7 @@ import io.github.ratelimit.test.RedisServer;
 
 import org.springframework.data.redis.connection.RedisClusterConfiguration;
 import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
+import org.springframework.data.redis.connection.jedis.JedisConnectionFactory;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 /**
@@ -19,6 +20,14 @@ public final class RedisConnections {
 
 	public static LettuceConnectionFactory standalone(RedisServer server) {
 		LettuceConnectionFactory factory = new LettuceConnectionFactory(
+				new RedisStandaloneConfiguration(server.host(), server.port()));
+		factory.afterPropertiesSet();
+		factory.start();
+		return factory;
+	}
+
+	public static JedisConnectionFactory jedis(RedisServer server) {
+		JedisConnectionFactory factory = new JedisConnectionFactory(
 				new RedisStandaloneConfiguration(server.host(), server.port()));
 		factory.afterPropertiesSet();
 		factory.start();
