@@ -110,6 +110,47 @@ public final class RateLimiter {
 		return tryAcquireGuarded(policy, key, cost);
 	}
 
+	/**
+	 * Take one unit for {@code key} under {@code policy} if available, answering only whether the request may pass.
+	 * @param policy the policy
+	 * @param key the counter key
+	 * @return whether the request may pass
+	 * @see #tryAcquirePermit(RateLimitPolicy, String, long)
+	 */
+	public boolean tryAcquirePermit(RateLimitPolicy policy, String key) {
+		return tryAcquirePermit(policy, key, 1);
+	}
+
+	/**
+	 * Take {@code cost} units as {@link #tryAcquire(RateLimitPolicy, String, long)} does, answering only whether the
+	 * request may pass: for callers that write no headers, such as a filter that only rejects. The count, the
+	 * failure mode and the listener are the same. On a local store with no listener it allocates nothing; otherwise
+	 * it costs what {@code tryAcquire} costs.
+	 * @param policy the policy
+	 * @param key the counter key
+	 * @param cost the units this request takes, at least 1
+	 * @return whether the request may pass
+	 * @throws IllegalArgumentException if {@code cost} is less than 1
+	 */
+	public boolean tryAcquirePermit(RateLimitPolicy policy, String key, long cost) {
+		if (this.denyCache != null || this.listener != RateLimitListener.NONE || this.circuitBreaker.isOpen()) {
+			return tryAcquire(policy, key, cost).allowed(); // they need the whole decision
+		}
+		if (cost < 1) {
+			throw new IllegalArgumentException("'cost' must be at least 1 but was " + cost);
+		}
+		key = Keys.bounded(key);
+		boolean allowed;
+		try {
+			allowed = this.store.tryAcquirePermit(policy, key, cost);
+		}
+		catch (RuntimeException ex) {
+			return onStoreException(policy, key, cost, CircuitBreaker.Permission.CALL, ex).allowed();
+		}
+		this.circuitBreaker.onSuccess();
+		return allowed;
+	}
+
 	private Decision tryAcquireGuarded(RateLimitPolicy policy, String key, long cost) {
 		long now = this.clock.currentTimeMillis();
 		if (this.denyCache != null) {

@@ -170,6 +170,78 @@ class RateLimiterTests {
 			.withMessage("'cost' must be at least 1 but was 0");
 	}
 
+	@Test
+	void permitsTakeFromTheSameCountersAsDecisions() {
+		RateLimitPolicy policy = policy(FailureMode.ALLOW);
+		RateLimiter bare = RateLimiter.of(InMemoryRateLimitStore.builder().clock(this.clock).build());
+		assertThat(bare.tryAcquirePermit(policy, "k")).isTrue();
+		assertThat(bare.tryAcquire(policy, "k").remaining()).isEqualTo(1);
+		assertThat(bare.tryAcquirePermit(policy, "k", 2)).isFalse();
+		assertThat(bare.tryAcquirePermit(policy, "k")).isTrue();
+		assertThat(bare.tryAcquirePermit(policy, "k")).isFalse();
+		assertThat(bare.tryAcquire(policy, "k").remaining()).isZero();
+	}
+
+	@Test
+	void permitsFollowTheFailureModeAndOpenTheCircuit() {
+		RateLimiter noListener = RateLimiter.builder(this.store)
+			.clock(this.clock)
+			.denyCache(false)
+			.failureThreshold(3)
+			.build();
+		this.store.failing = true;
+		assertThat(noListener.tryAcquirePermit(policy(FailureMode.DENY), "k")).isFalse();
+		assertThat(noListener.tryAcquirePermit(policy(FailureMode.ALLOW), "k")).isTrue();
+		assertThat(noListener.tryAcquirePermit(policy(FailureMode.ALLOW), "k")).isTrue();
+		assertThat(noListener.isCircuitOpen()).isTrue();
+		assertThat(noListener.tryAcquirePermit(policy(FailureMode.ALLOW), "k")).isTrue();
+		assertThat(this.store.calls).isEqualTo(3);
+	}
+
+	@Test
+	void permitsAreToldToTheListenerAsWholeDecisions() {
+		RateLimitPolicy policy = policy(FailureMode.ALLOW);
+		assertThat(this.limiter.tryAcquirePermit(policy, "k")).isTrue();
+		assertThat(this.listener.decisions).singleElement()
+			.satisfies((decision) -> assertThat(decision.remaining()).isEqualTo(2));
+	}
+
+	@Test
+	void permitsBehindARemoteStoreUseTheDenyCache() {
+		RateLimitPolicy policy = policy(FailureMode.ALLOW);
+		RateLimiter remote = RateLimiter.builder(this.store).clock(this.clock).build(); // deny cache on: not local
+		for (int i = 0; i < 3; i++) {
+			assertThat(remote.tryAcquirePermit(policy, "k")).isTrue();
+		}
+		assertThat(remote.tryAcquirePermit(policy, "k")).isFalse();
+		int calls = this.store.calls;
+		assertThat(remote.tryAcquirePermit(policy, "k")).isFalse();
+		assertThat(this.store.calls).isEqualTo(calls);
+	}
+
+	@Test
+	void permitsOnALocalStoreAllocateNothingForAKnownKey() {
+		RateLimitPolicy policy = RateLimitPolicy.builder("p").limit(1_000_000_000).window(Duration.ofMinutes(1)).build();
+		RateLimiter bare = RateLimiter.of(InMemoryRateLimitStore.builder().clock(this.clock).build());
+		bare.tryAcquirePermit(policy, "k");
+		com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory
+			.getThreadMXBean();
+		long before = threads.getCurrentThreadAllocatedBytes();
+		for (int i = 0; i < 100_000; i++) {
+			bare.tryAcquirePermit(policy, "k");
+		}
+		long allocated = threads.getCurrentThreadAllocatedBytes() - before;
+		// Interpreted or compiled, the path has no allocation: what is left is the measuring itself.
+		assertThat(allocated).isLessThan(1_000);
+	}
+
+	@Test
+	void aPermitCostBelowOneIsAnError() {
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> this.limiter.tryAcquirePermit(policy(FailureMode.ALLOW), "k", 0))
+			.withMessage("'cost' must be at least 1 but was 0");
+	}
+
 	private static RateLimitPolicy policy(FailureMode failureMode) {
 		return RateLimitPolicy.builder("p").limit(3).window(Duration.ofMinutes(1)).failureMode(failureMode).build();
 	}

@@ -36,7 +36,8 @@ public class InMemoryDecisionBenchmark {
 	@Param({ "1", "10000" })
 	int keys;
 
-	@Param({ "ratelimit-fixed", "ratelimit-token-bucket", "bucket4j", "resilience4j" })
+	@Param({ "ratelimit-fixed", "ratelimit-token-bucket", "bucket4j", "resilience4j", "ratelimit-fixed-decision",
+			"bucket4j-probe" })
 	String limiter;
 
 	private Limiter subject;

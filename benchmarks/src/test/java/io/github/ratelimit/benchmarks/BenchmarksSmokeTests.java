@@ -32,7 +32,9 @@ class BenchmarksSmokeTests {
 			.param("keys", "1", "10000")
 			.threads(2)
 			.result(this.results.resolve("memory.csv").toString()));
-		assertThat(run).hasSize(8).allSatisfy((result) -> assertThat(result.getPrimaryResult().getScore()).isPositive());
+		assertThat(run).hasSize(12).allSatisfy((result) -> assertThat(result.getPrimaryResult().getScore()).isPositive());
+		assertThat(render()).contains("### In-memory decision").contains("ours / Bucket4j local =")
+			.contains("ours / Bucket4j's probe =");
 	}
 
 	@Test

@@ -23,26 +23,21 @@ final class FixedWindow extends KeyState {
 	private long last = Long.MIN_VALUE;
 
 	@Override
-	Decision acquire(RateLimitPolicy policy, long now, long cost) {
+	boolean acquire(RateLimitPolicy policy, long now, long cost) {
 		long limit = policy.limit();
 		long window = policy.windowMillis();
 		now = Math.max(now, this.last);
 		long start = now - Math.floorMod(now, window);
 		long count = (this.start == start) ? this.count : 0;
 		long reset = start + window - now;
-		boolean allowed = cost <= limit && count + cost <= limit;
-		long retry = 0;
-		if (allowed) {
-			count += cost;
-			this.start = start;
-			this.count = count;
-			this.last = now;
+		if (cost > limit || count + cost > limit) {
+			return reject(limit - count, reset, (cost > limit) ? Decision.NEVER : reset);
 		}
-		else {
-			retry = (cost > limit) ? Decision.NEVER : reset;
-		}
-		// One allocation site, so that the JIT can often keep the decision off the heap.
-		return new Decision(allowed, limit, limit - count, reset, retry, Decision.Origin.STORE);
+		count += cost;
+		this.start = start;
+		this.count = count;
+		this.last = now;
+		return admit(limit - count, reset);
 	}
 
 	@Override

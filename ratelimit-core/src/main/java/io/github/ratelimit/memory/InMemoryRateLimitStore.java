@@ -30,6 +30,12 @@ public final class InMemoryRateLimitStore implements RateLimitStore {
 
 	private static final long FULL_WARNING_INTERVAL_MILLIS = 60_000;
 
+	/** What {@link #tryAcquirePermit} reads when the units were taken; its other values mean nothing. */
+	private static final Decision PERMITTED = Decision.allowed(0, 0, 0);
+
+	/** What {@link #tryAcquirePermit} reads when the units were not taken. */
+	private static final Decision DENIED = Decision.rejected(0, 0, 0, 0);
+
 	private final TimeSource clock;
 
 	private final long maxKeys;
@@ -71,6 +77,24 @@ public final class InMemoryRateLimitStore implements RateLimitStore {
 
 	@Override
 	public Decision tryAcquire(RateLimitPolicy policy, String key, long cost) {
+		return acquire(policy, key, cost, true);
+	}
+
+	/**
+	 * {@inheritDoc}
+	 * <p>
+	 * Allocates nothing for a key already held.
+	 */
+	@Override
+	public boolean tryAcquirePermit(RateLimitPolicy policy, String key, long cost) {
+		return acquire(policy, key, cost, false).allowed();
+	}
+
+	/**
+	 * Decide; when {@code detailed} is false, answer with a shared {@link #PERMITTED} or {@link #DENIED} instead of
+	 * a new decision.
+	 */
+	private Decision acquire(RateLimitPolicy policy, String key, long cost, boolean detailed) {
 		if (cost < 1) {
 			throw new IllegalArgumentException("'cost' must be at least 1 but was " + cost);
 		}
@@ -83,7 +107,7 @@ public final class InMemoryRateLimitStore implements RateLimitStore {
 				state.lock();
 				try {
 					if (!state.retired) {
-						return state.acquire(policy, now, cost);
+						return outcome(state, policy, state.acquire(policy, now, cost), detailed);
 					}
 				}
 				finally {
@@ -91,10 +115,17 @@ public final class InMemoryRateLimitStore implements RateLimitStore {
 				}
 			}
 		}
-		return tryAcquireNewKey(policy, key, cost, now);
+		return acquireNewKey(policy, key, cost, now, detailed);
 	}
 
-	private Decision tryAcquireNewKey(RateLimitPolicy policy, String key, long cost, long now) {
+	private static Decision outcome(KeyState state, RateLimitPolicy policy, boolean allowed, boolean detailed) {
+		if (detailed) {
+			return state.decision(policy, allowed);
+		}
+		return allowed ? PERMITTED : DENIED;
+	}
+
+	private Decision acquireNewKey(RateLimitPolicy policy, String key, long cost, long now, boolean detailed) {
 		ConcurrentHashMap<String, KeyState> table = this.tables.computeIfAbsent(policy,
 				(p) -> new ConcurrentHashMap<>());
 		while (true) {
@@ -122,7 +153,7 @@ public final class InMemoryRateLimitStore implements RateLimitStore {
 					table.remove(key, state); // purged or cleared meanwhile: make room for a fresh state
 					continue;
 				}
-				decision = state.acquire(policy, now, cost);
+				decision = outcome(state, policy, state.acquire(policy, now, cost), detailed);
 				expiresAt = created ? state.expiresAt(policy) : Long.MAX_VALUE;
 			}
 			finally {

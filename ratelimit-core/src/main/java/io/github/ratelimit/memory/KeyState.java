@@ -37,6 +37,15 @@ abstract class KeyState {
 	/** Whether this state was removed from its table. Guarded by the lock. */
 	boolean retired;
 
+	// What the last acquire found, kept here rather than returned so that a caller that needs only whether the
+	// request passed allocates nothing. Guarded by the lock, read before it is released.
+
+	private long remaining;
+
+	private long resetAfterMillis;
+
+	private long retryAfterMillis;
+
 	final void lock() {
 		if (!LOCK.compareAndSet(this, 0, 1)) {
 			lockContended();
@@ -61,13 +70,39 @@ abstract class KeyState {
 	}
 
 	/**
-	 * Take {@code cost} units if available at {@code now}.
+	 * Take {@code cost} units if available at {@code now}, and record the outcome through {@link #admit} or
+	 * {@link #reject}.
 	 * @param policy the policy
 	 * @param now the current time in milliseconds
 	 * @param cost the cost, at least 1
+	 * @return whether the units were taken
+	 */
+	abstract boolean acquire(RateLimitPolicy policy, long now, long cost);
+
+	final boolean admit(long remaining, long resetAfterMillis) {
+		this.remaining = remaining;
+		this.resetAfterMillis = resetAfterMillis;
+		this.retryAfterMillis = 0;
+		return true;
+	}
+
+	final boolean reject(long remaining, long resetAfterMillis, long retryAfterMillis) {
+		this.remaining = remaining;
+		this.resetAfterMillis = resetAfterMillis;
+		this.retryAfterMillis = retryAfterMillis;
+		return false;
+	}
+
+	/**
+	 * Return the decision of the last {@link #acquire}.
+	 * @param policy the policy it was made under
+	 * @param allowed what it returned
 	 * @return the decision
 	 */
-	abstract Decision acquire(RateLimitPolicy policy, long now, long cost);
+	final Decision decision(RateLimitPolicy policy, boolean allowed) {
+		return new Decision(allowed, policy.capacity(), this.remaining, this.resetAfterMillis, this.retryAfterMillis,
+				Decision.Origin.STORE);
+	}
 
 	/**
 	 * Return the time from which this state is equivalent to a fresh one and can be dropped.

@@ -23,7 +23,7 @@ final class LeakyBucket extends KeyState {
 	private long last = Long.MIN_VALUE;
 
 	@Override
-	Decision acquire(RateLimitPolicy policy, long now, long cost) {
+	boolean acquire(RateLimitPolicy policy, long now, long cost) {
 		long perToken = policy.unitsPerToken();
 		long perMilli = policy.unitsPerMilli();
 		long burst = policy.burst();
@@ -35,18 +35,18 @@ final class LeakyBucket extends KeyState {
 			level = (elapsed >= IntMath.ceilDiv(level, perMilli)) ? 0 : level - elapsed * perMilli;
 		}
 		if (cost > burst) {
-			return Decision.rejected(burst, (capacity - level) / perToken, IntMath.ceilDiv(level, perMilli),
+			return reject((capacity - level) / perToken, IntMath.ceilDiv(level, perMilli),
 					Decision.NEVER);
 		}
 		long need = cost * perToken;
 		if (level + need > capacity) {
-			return Decision.rejected(burst, (capacity - level) / perToken, IntMath.ceilDiv(level, perMilli),
+			return reject((capacity - level) / perToken, IntMath.ceilDiv(level, perMilli),
 					IntMath.ceilDiv(level + need - capacity, perMilli));
 		}
 		level += need;
 		this.level = level;
 		this.last = now;
-		return Decision.allowed(burst, (capacity - level) / perToken, IntMath.ceilDiv(level, perMilli));
+		return admit((capacity - level) / perToken, IntMath.ceilDiv(level, perMilli));
 	}
 
 	@Override

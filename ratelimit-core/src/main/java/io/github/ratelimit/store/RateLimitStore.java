@@ -24,6 +24,19 @@ public interface RateLimitStore {
 	Decision tryAcquire(RateLimitPolicy policy, String key, long cost);
 
 	/**
+	 * Take {@code cost} units as {@link #tryAcquire} does, answering only whether they were taken. A store may
+	 * implement it without allocating a {@link Decision}; by default it is {@code tryAcquire(...).allowed()}.
+	 * @param policy the policy to enforce
+	 * @param key the counter key within the policy
+	 * @param cost the units this request takes, at least 1
+	 * @return whether the units were taken
+	 * @throws RateLimitStoreException if the store cannot decide
+	 */
+	default boolean tryAcquirePermit(RateLimitPolicy policy, String key, long cost) {
+		return tryAcquire(policy, key, cost).allowed();
+	}
+
+	/**
 	 * Return whether this store keeps its counters in this process. The {@code RateLimiter} only caches rejections
 	 * locally in front of stores that do not.
 	 * @return whether the store is local to this process

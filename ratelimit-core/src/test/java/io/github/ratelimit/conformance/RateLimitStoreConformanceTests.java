@@ -95,6 +95,21 @@ public abstract class RateLimitStoreConformanceTests {
 
 	@ParameterizedTest
 	@EnumSource(Algorithm.class)
+	void permitsTakeTheSameUnitsAsDecisions(Algorithm algorithm) {
+		RateLimitPolicy policy = policy(algorithm, 5, Duration.ofMinutes(1));
+		this.clock.alignTo(policy.window(), 1_000);
+		assertThat(this.store.tryAcquirePermit(policy, "k", 2)).isTrue();
+		assertThat(take(policy, "k", 1).remaining()).isEqualTo(2);
+		assertThat(this.store.tryAcquirePermit(policy, "k", 3)).isFalse();
+		assertThat(this.store.tryAcquirePermit(policy, "k", 6)).isFalse();
+		assertThat(this.store.tryAcquirePermit(policy, "k", 2)).isTrue();
+		assertThat(take(policy, "k", 1).allowed()).isFalse();
+		assertThat(this.store.tryAcquirePermit(policy, "new", 5)).isTrue();
+		assertThat(this.store.tryAcquirePermit(policy, "new", 1)).isFalse();
+	}
+
+	@ParameterizedTest
+	@EnumSource(Algorithm.class)
 	void retryAfterIsExactlyWhenTheSameRequestPasses(Algorithm algorithm) {
 		RateLimitPolicy policy = policy(algorithm, 4, Duration.ofSeconds(10));
 		Random random = new Random(42);
