@@ -2,7 +2,7 @@
 # Runs every benchmark on this machine, side by side with the peers, in bounded time, and prints one report of
 # figures and ratios (also written to benchmarks/results/report.md).
 #
-#   benchmarks/run.sh           # the full run, about 60 minutes on 2 cores
+#   benchmarks/run.sh           # the full run, about 75 minutes on 2 cores
 #   benchmarks/run.sh --quick   # shorter iterations, about 10 minutes: for a first look, not for the record
 #
 # Needs a JDK 17+, Maven, redis-server and redis-cli. Uses wrk for the HTTP part when installed
@@ -19,10 +19,13 @@ mkdir -p "$RESULTS"
 
 if [ "$QUICK" = 1 ]; then
   JMH_RUN=(-wi 1 -w 1s -i 2 -r 1s)
+  LATENCY_RUN=(-wi 1 -w 1s -i 1 -r 1s)
   FORKS=1
   HTTP_SECONDS=5
 else
   JMH_RUN=(-wi 2 -w 2s -i 5 -r 2s)
+  # Sample mode collects thousands of samples a second: fewer iterations give stable percentiles.
+  LATENCY_RUN=(-wi 1 -w 2s -i 3 -r 2s)
   # This shared 2-core machine varies a lot from one JVM to the next: the figures the targets are read at get
   # several forks, averaged by JMH.
   FORKS=3
@@ -79,12 +82,13 @@ echo "== Redis $(redis-server --version | awk '{print $3}') on port $REDIS_PORT"
   echo "Run: benchmarks/run.sh ${1:-} on $(date -u +%Y-%m-%dT%H:%MZ)"
 } > "$RESULTS/machine.txt"
 
-# jmh <name> <forks> <JMH arguments...>
+# jmh <name> <forks> <JMH arguments...>; iterations from JMH_ITERATIONS
+JMH_ITERATIONS=("${JMH_RUN[@]}")
 jmh() {
   local name=$1 forks=$2
   shift 2
   echo "== JMH $name"
-  java -jar "$BENCH_JAR" "$@" "${JMH_RUN[@]}" -f "$forks" -rf csv -rff "$RESULTS/$name.csv" 2>&1 \
+  java -jar "$BENCH_JAR" "$@" "${JMH_ITERATIONS[@]}" -f "$forks" -rf csv -rff "$RESULTS/$name.csv" 2>&1 \
     | tee "$RESULTS/$name.log" | grep -E "^(Benchmark|InMemory|Redis)|REDIS-COMMANDS" || true
 }
 
@@ -100,12 +104,22 @@ for t in 1 4 16 64; do
   if [ "$t" -ge 16 ]; then forks=$(( FORKS > 1 ? 2 : 1 )); fi
   jmh "redis-t$t" "$forks" RedisDecisionBenchmark -t "$t" -p limiter=ratelimit-fixed,bucket4j,bucket4j-batching,floor
 done
-# Every other algorithm and variant, at 16 threads.
+# Every other algorithm and variant, at 16 threads; the other algorithms admitting at the other thread counts.
 jmh "redis-algorithms-t16" 1 RedisDecisionBenchmark -t 16 \
   -p limiter=ratelimit-sliding-log,ratelimit-sliding-counter,ratelimit-token-bucket,ratelimit-leaky-bucket,ratelimit-fixed-uncoalesced,ratelimit-fixed-deny-cache
-# Latency percentiles at 16 threads.
-jmh "redis-latency-t16" 1 RedisDecisionBenchmark -t 16 -bm sample -p outcome=allowed \
-  -p limiter=ratelimit-fixed,bucket4j,bucket4j-batching,floor
+for t in 1 4 64; do
+  jmh "redis-algorithms-t$t" 1 RedisDecisionBenchmark -t "$t" -p outcome=allowed \
+    -p limiter=ratelimit-sliding-log,ratelimit-sliding-counter,ratelimit-token-bucket,ratelimit-leaky-bucket
+done
+# Latency percentiles: admissions at every thread count, rejections at 16 threads.
+JMH_ITERATIONS=("${LATENCY_RUN[@]}")
+for t in 1 4 16 64; do
+  outcomes=allowed
+  if [ "$t" = 16 ]; then outcomes=allowed,rejected; fi
+  jmh "redis-latency-t$t" 1 RedisDecisionBenchmark -t "$t" -bm sample -p outcome="$outcomes" \
+    -p limiter=ratelimit-fixed,bucket4j,bucket4j-batching,floor
+done
+JMH_ITERATIONS=("${JMH_RUN[@]}")
 
 # HTTP: the sample app's endpoint with and without @RateLimited, in memory and on Redis.
 load() {
