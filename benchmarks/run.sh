@@ -3,7 +3,7 @@
 # figures and ratios (also written to benchmarks/results/report.md).
 #
 #   benchmarks/run.sh           # the full run, about 75 minutes on 2 cores
-#   benchmarks/run.sh --quick   # shorter iterations, about 10 minutes: for a first look, not for the record
+#   benchmarks/run.sh --quick   # shorter iterations, about 15 minutes: for a first look, not for the record
 #
 # Needs a JDK 17+, Maven, redis-server and redis-cli. Uses wrk for the HTTP part when installed
 # (apt-get install wrk), else a Java load generator. Everything runs on 127.0.0.1 and stops by itself; the
@@ -92,7 +92,8 @@ jmh() {
     | tee "$RESULTS/$name.log" | grep -E "^(Benchmark|InMemory|Redis)|REDIS-COMMANDS" || true
 }
 
-# In memory: ours, Bucket4j's local bucket and Resilience4j on 1 and 10,000 keys, 1 and 2 threads.
+# In memory: ours, Bucket4j's local bucket and Resilience4j on 1 and 10,000 keys, 1 and 2 threads; whether a
+# request passes (ours: tryAcquirePermit), and the whole answer (ours: tryAcquire; Bucket4j: its probe).
 for t in 1 2; do
   jmh "memory-t$t" "$FORKS" InMemoryDecisionBenchmark -t "$t" -prof gc
 done

@@ -123,9 +123,11 @@ public final class RateLimiter {
 
 	/**
 	 * Take {@code cost} units as {@link #tryAcquire(RateLimitPolicy, String, long)} does, answering only whether the
-	 * request may pass: for callers that write no headers, such as a filter that only rejects. The count, the
-	 * failure mode and the listener are the same. On a local store with no listener it allocates nothing; otherwise
-	 * it costs what {@code tryAcquire} costs.
+	 * request may pass: for callers that write no headers, such as a filter that only rejects. The counters, the
+	 * failure mode and the listener are the same, and it never throws for a store failure either. With no listener
+	 * and a store that implements {@link RateLimitStore#tryAcquirePermit} without allocating (the in-memory store
+	 * does, for a key it already holds), it allocates nothing for keys of up to 85 characters; otherwise it costs
+	 * what {@code tryAcquire} costs.
 	 * @param policy the policy
 	 * @param key the counter key
 	 * @param cost the units this request takes, at least 1

@@ -1,5 +1,6 @@
 package io.github.ratelimit;
 
+import java.lang.management.ManagementFactory;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -8,10 +9,14 @@ import io.github.ratelimit.conformance.MutableTimeSource;
 import io.github.ratelimit.memory.InMemoryRateLimitStore;
 import io.github.ratelimit.store.RateLimitStore;
 import io.github.ratelimit.store.RateLimitStoreException;
+import com.sun.management.ThreadMXBean;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 class RateLimiterTests {
 
@@ -189,19 +194,50 @@ class RateLimiterTests {
 			.denyCache(false)
 			.failureThreshold(3)
 			.build();
+		assertThat(noListener.tryAcquirePermit(policy(FailureMode.ALLOW), "k")).isTrue();
+		assertThat(this.store.permitCalls).isEqualTo(1);
 		this.store.failing = true;
 		assertThat(noListener.tryAcquirePermit(policy(FailureMode.DENY), "k")).isFalse();
 		assertThat(noListener.tryAcquirePermit(policy(FailureMode.ALLOW), "k")).isTrue();
 		assertThat(noListener.tryAcquirePermit(policy(FailureMode.ALLOW), "k")).isTrue();
 		assertThat(noListener.isCircuitOpen()).isTrue();
 		assertThat(noListener.tryAcquirePermit(policy(FailureMode.ALLOW), "k")).isTrue();
-		assertThat(this.store.calls).isEqualTo(3);
+		assertThat(this.store.calls).isEqualTo(4);
+	}
+
+	@Test
+	void permitsFallBackToThisInstancesMemoryAndCloseTheCircuitWhenTheStoreIsBack() {
+		RateLimitPolicy policy = policy(FailureMode.LOCAL);
+		RateLimiter noListener = RateLimiter.builder(this.store)
+			.clock(this.clock)
+			.denyCache(false)
+			.failureThreshold(1)
+			.openDuration(Duration.ofSeconds(2))
+			.build();
+		this.store.failing = true;
+		for (int i = 0; i < 3; i++) {
+			assertThat(noListener.tryAcquirePermit(policy, "k")).isTrue();
+		}
+		assertThat(noListener.tryAcquirePermit(policy, "k")).isFalse();
+		assertThat(noListener.isCircuitOpen()).isTrue();
+		this.store.failing = false;
+		this.clock.advanceMillis(2_000);
+		assertThat(noListener.tryAcquirePermit(policy, "k")).isTrue(); // the probe, counted by the store
+		assertThat(noListener.isCircuitOpen()).isFalse();
+		int permitCalls = this.store.permitCalls;
+		assertThat(noListener.tryAcquirePermit(policy, "k")).isTrue();
+		assertThat(this.store.permitCalls).isEqualTo(permitCalls + 1);
 	}
 
 	@Test
 	void permitsAreToldToTheListenerAsWholeDecisions() {
 		RateLimitPolicy policy = policy(FailureMode.ALLOW);
-		assertThat(this.limiter.tryAcquirePermit(policy, "k")).isTrue();
+		RateLimiter listened = RateLimiter.builder(this.store)
+			.clock(this.clock)
+			.denyCache(false)
+			.listener(this.listener)
+			.build();
+		assertThat(listened.tryAcquirePermit(policy, "k")).isTrue();
 		assertThat(this.listener.decisions).singleElement()
 			.satisfies((decision) -> assertThat(decision.remaining()).isEqualTo(2));
 	}
@@ -219,26 +255,42 @@ class RateLimiterTests {
 		assertThat(this.store.calls).isEqualTo(calls);
 	}
 
-	@Test
-	void permitsOnALocalStoreAllocateNothingForAKnownKey() {
-		RateLimitPolicy policy = RateLimitPolicy.builder("p").limit(1_000_000_000).window(Duration.ofMinutes(1)).build();
+	@ParameterizedTest
+	@EnumSource(Algorithm.class)
+	void permitsOnTheInMemoryStoreAllocateNothingForAKnownKey(Algorithm algorithm) {
+		ThreadMXBean threads = (ThreadMXBean) ManagementFactory.getThreadMXBean();
+		assumeTrue(threads.isThreadAllocatedMemorySupported() && threads.isThreadAllocatedMemoryEnabled());
+		RateLimitPolicy admitting = RateLimitPolicy.builder("admitting")
+			.algorithm(algorithm)
+			.limit(1_000_000_000)
+			.window(Duration.ofMinutes(1))
+			.build();
+		RateLimitPolicy rejecting = RateLimitPolicy.builder("rejecting")
+			.algorithm(algorithm)
+			.limit(1)
+			.window(Duration.ofMinutes(1))
+			.build();
 		RateLimiter bare = RateLimiter.of(InMemoryRateLimitStore.builder().clock(this.clock).build());
-		bare.tryAcquirePermit(policy, "k");
-		com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory
-			.getThreadMXBean();
+		assertThat(bare.tryAcquirePermit(admitting, "k")).isTrue();
+		assertThat(bare.tryAcquirePermit(rejecting, "k")).isTrue();
 		long before = threads.getCurrentThreadAllocatedBytes();
+		boolean admitted = true;
+		boolean rejected = false;
 		for (int i = 0; i < 100_000; i++) {
-			bare.tryAcquirePermit(policy, "k");
+			admitted &= bare.tryAcquirePermit(admitting, "k");
+			rejected |= bare.tryAcquirePermit(rejecting, "k");
 		}
 		long allocated = threads.getCurrentThreadAllocatedBytes() - before;
-		// Interpreted or compiled, the path has no allocation: what is left is the measuring itself.
+		assertThat(admitted).isTrue();
+		assertThat(rejected).isFalse();
+		// Interpreted or compiled, the path has no allocation; one per call would be megabytes.
 		assertThat(allocated).isLessThan(1_000);
 	}
 
 	@Test
 	void aPermitCostBelowOneIsAnError() {
-		assertThatIllegalArgumentException()
-			.isThrownBy(() -> this.limiter.tryAcquirePermit(policy(FailureMode.ALLOW), "k", 0))
+		RateLimiter bare = RateLimiter.of(InMemoryRateLimitStore.builder().clock(this.clock).build());
+		assertThatIllegalArgumentException().isThrownBy(() -> bare.tryAcquirePermit(policy(FailureMode.ALLOW), "k", 0))
 			.withMessage("'cost' must be at least 1 but was 0");
 	}
 
@@ -257,6 +309,8 @@ class RateLimiterTests {
 
 		int calls;
 
+		int permitCalls;
+
 		String lastKey;
 
 		SwitchableStore(RateLimitStore delegate) {
@@ -271,6 +325,17 @@ class RateLimiterTests {
 				throw new RateLimitStoreException("store unreachable");
 			}
 			return this.delegate.tryAcquire(policy, key, cost);
+		}
+
+		@Override
+		public boolean tryAcquirePermit(RateLimitPolicy policy, String key, long cost) {
+			this.calls++;
+			this.permitCalls++;
+			this.lastKey = key;
+			if (this.failing) {
+				throw new RateLimitStoreException("store unreachable");
+			}
+			return this.delegate.tryAcquirePermit(policy, key, cost);
 		}
 
 	}

@@ -23,7 +23,7 @@ final class FixedWindow extends KeyState {
 	private long last = Long.MIN_VALUE;
 
 	@Override
-	boolean acquire(RateLimitPolicy policy, long now, long cost) {
+	Decision acquire(RateLimitPolicy policy, long now, long cost, boolean detailed) {
 		long limit = policy.limit();
 		long window = policy.windowMillis();
 		now = Math.max(now, this.last);
@@ -31,13 +31,13 @@ final class FixedWindow extends KeyState {
 		long count = (this.start == start) ? this.count : 0;
 		long reset = start + window - now;
 		if (cost > limit || count + cost > limit) {
-			return reject(limit - count, reset, (cost > limit) ? Decision.NEVER : reset);
+			return reject(policy, detailed, limit - count, reset, (cost > limit) ? Decision.NEVER : reset);
 		}
 		count += cost;
 		this.start = start;
 		this.count = count;
 		this.last = now;
-		return admit(limit - count, reset);
+		return admit(policy, detailed, limit - count, reset);
 	}
 
 	@Override

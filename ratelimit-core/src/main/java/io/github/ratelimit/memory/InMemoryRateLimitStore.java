@@ -30,12 +30,6 @@ public final class InMemoryRateLimitStore implements RateLimitStore {
 
 	private static final long FULL_WARNING_INTERVAL_MILLIS = 60_000;
 
-	/** What {@link #tryAcquirePermit} reads when the units were taken; its other values mean nothing. */
-	private static final Decision PERMITTED = Decision.allowed(0, 0, 0);
-
-	/** What {@link #tryAcquirePermit} reads when the units were not taken. */
-	private static final Decision DENIED = Decision.rejected(0, 0, 0, 0);
-
 	private final TimeSource clock;
 
 	private final long maxKeys;
@@ -91,8 +85,8 @@ public final class InMemoryRateLimitStore implements RateLimitStore {
 	}
 
 	/**
-	 * Decide; when {@code detailed} is false, answer with a shared {@link #PERMITTED} or {@link #DENIED} instead of
-	 * a new decision.
+	 * Decide; when {@code detailed} is false, answer with a shared decision that only says whether the units were
+	 * taken, instead of a new one.
 	 */
 	private Decision acquire(RateLimitPolicy policy, String key, long cost, boolean detailed) {
 		if (cost < 1) {
@@ -107,7 +101,7 @@ public final class InMemoryRateLimitStore implements RateLimitStore {
 				state.lock();
 				try {
 					if (!state.retired) {
-						return outcome(state, policy, state.acquire(policy, now, cost), detailed);
+						return state.acquire(policy, now, cost, detailed);
 					}
 				}
 				finally {
@@ -116,13 +110,6 @@ public final class InMemoryRateLimitStore implements RateLimitStore {
 			}
 		}
 		return acquireNewKey(policy, key, cost, now, detailed);
-	}
-
-	private static Decision outcome(KeyState state, RateLimitPolicy policy, boolean allowed, boolean detailed) {
-		if (detailed) {
-			return state.decision(policy, allowed);
-		}
-		return allowed ? PERMITTED : DENIED;
 	}
 
 	private Decision acquireNewKey(RateLimitPolicy policy, String key, long cost, long now, boolean detailed) {
@@ -153,7 +140,7 @@ public final class InMemoryRateLimitStore implements RateLimitStore {
 					table.remove(key, state); // purged or cleared meanwhile: make room for a fresh state
 					continue;
 				}
-				decision = outcome(state, policy, state.acquire(policy, now, cost), detailed);
+				decision = state.acquire(policy, now, cost, detailed);
 				expiresAt = created ? state.expiresAt(policy) : Long.MAX_VALUE;
 			}
 			finally {

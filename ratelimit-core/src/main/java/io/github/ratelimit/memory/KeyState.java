@@ -37,14 +37,11 @@ abstract class KeyState {
 	/** Whether this state was removed from its table. Guarded by the lock. */
 	boolean retired;
 
-	// What the last acquire found, kept here rather than returned so that a caller that needs only whether the
-	// request passed allocates nothing. Guarded by the lock, read before it is released.
+	/** What {@code acquire} answers, when not detailed, for units taken; its other values mean nothing. */
+	static final Decision PERMITTED = new Decision(true, 0, 0, 0, 0, Decision.Origin.STORE);
 
-	private long remaining;
-
-	private long resetAfterMillis;
-
-	private long retryAfterMillis;
+	/** What {@code acquire} answers, when not detailed, for units not taken. */
+	static final Decision DENIED = new Decision(false, 0, 0, 0, 0, Decision.Origin.STORE);
 
 	final void lock() {
 		if (!LOCK.compareAndSet(this, 0, 1)) {
@@ -70,38 +67,25 @@ abstract class KeyState {
 	}
 
 	/**
-	 * Take {@code cost} units if available at {@code now}, and record the outcome through {@link #admit} or
-	 * {@link #reject}.
+	 * Take {@code cost} units if available at {@code now}.
 	 * @param policy the policy
 	 * @param now the current time in milliseconds
 	 * @param cost the cost, at least 1
-	 * @return whether the units were taken
-	 */
-	abstract boolean acquire(RateLimitPolicy policy, long now, long cost);
-
-	final boolean admit(long remaining, long resetAfterMillis) {
-		this.remaining = remaining;
-		this.resetAfterMillis = resetAfterMillis;
-		this.retryAfterMillis = 0;
-		return true;
-	}
-
-	final boolean reject(long remaining, long resetAfterMillis, long retryAfterMillis) {
-		this.remaining = remaining;
-		this.resetAfterMillis = resetAfterMillis;
-		this.retryAfterMillis = retryAfterMillis;
-		return false;
-	}
-
-	/**
-	 * Return the decision of the last {@link #acquire}.
-	 * @param policy the policy it was made under
-	 * @param allowed what it returned
+	 * @param detailed whether the caller needs the whole decision; if not, the answer is {@link #PERMITTED} or
+	 * {@link #DENIED}, so that nothing is allocated
 	 * @return the decision
 	 */
-	final Decision decision(RateLimitPolicy policy, boolean allowed) {
-		return new Decision(allowed, policy.capacity(), this.remaining, this.resetAfterMillis, this.retryAfterMillis,
-				Decision.Origin.STORE);
+	abstract Decision acquire(RateLimitPolicy policy, long now, long cost, boolean detailed);
+
+	static Decision admit(RateLimitPolicy policy, boolean detailed, long remaining, long resetAfterMillis) {
+		return detailed ? new Decision(true, policy.capacity(), remaining, resetAfterMillis, 0, Decision.Origin.STORE)
+				: PERMITTED;
+	}
+
+	static Decision reject(RateLimitPolicy policy, boolean detailed, long remaining, long resetAfterMillis,
+			long retryAfterMillis) {
+		return detailed ? new Decision(false, policy.capacity(), remaining, resetAfterMillis, retryAfterMillis,
+				Decision.Origin.STORE) : DENIED;
 	}
 
 	/**

@@ -23,7 +23,7 @@ final class LeakyBucket extends KeyState {
 	private long last = Long.MIN_VALUE;
 
 	@Override
-	boolean acquire(RateLimitPolicy policy, long now, long cost) {
+	Decision acquire(RateLimitPolicy policy, long now, long cost, boolean detailed) {
 		long perToken = policy.unitsPerToken();
 		long perMilli = policy.unitsPerMilli();
 		long burst = policy.burst();
@@ -35,18 +35,18 @@ final class LeakyBucket extends KeyState {
 			level = (elapsed >= IntMath.ceilDiv(level, perMilli)) ? 0 : level - elapsed * perMilli;
 		}
 		if (cost > burst) {
-			return reject((capacity - level) / perToken, IntMath.ceilDiv(level, perMilli),
+			return reject(policy, detailed, (capacity - level) / perToken, IntMath.ceilDiv(level, perMilli),
 					Decision.NEVER);
 		}
 		long need = cost * perToken;
 		if (level + need > capacity) {
-			return reject((capacity - level) / perToken, IntMath.ceilDiv(level, perMilli),
+			return reject(policy, detailed, (capacity - level) / perToken, IntMath.ceilDiv(level, perMilli),
 					IntMath.ceilDiv(level + need - capacity, perMilli));
 		}
 		level += need;
 		this.level = level;
 		this.last = now;
-		return admit((capacity - level) / perToken, IntMath.ceilDiv(level, perMilli));
+		return admit(policy, detailed, (capacity - level) / perToken, IntMath.ceilDiv(level, perMilli));
 	}
 
 	@Override

@@ -27,7 +27,7 @@ final class SlidingCounter extends KeyState {
 	private long last = Long.MIN_VALUE;
 
 	@Override
-	boolean acquire(RateLimitPolicy policy, long now, long cost) {
+	Decision acquire(RateLimitPolicy policy, long now, long cost, boolean detailed) {
 		long limit = policy.limit();
 		long window = policy.windowMillis();
 		now = Math.max(now, this.last);
@@ -48,13 +48,13 @@ final class SlidingCounter extends KeyState {
 			this.current = current + cost;
 			this.previous = previous;
 			this.last = now;
-			return admit(budget / window - this.current,
+			return admit(policy, detailed, budget / window - this.current,
 					reset(start, window, now, this.current, previous, elapsed));
 		}
 		long remaining = budget / window - current;
 		long reset = reset(start, window, now, current, previous, elapsed);
 		if (cost > limit) {
-			return reject(remaining, reset, Decision.NEVER);
+			return reject(policy, detailed, remaining, reset, Decision.NEVER);
 		}
 		long retry;
 		if (current + cost <= limit) {
@@ -65,7 +65,7 @@ final class SlidingCounter extends KeyState {
 			// Passes in the next window, once this window's units (then the previous ones) have faded enough.
 			retry = window - elapsed + Math.max(0, window - (limit - cost) * window / current);
 		}
-		return reject(remaining, reset, retry);
+		return reject(policy, detailed, remaining, reset, retry);
 	}
 
 	private static long reset(long start, long window, long now, long current, long previous, long elapsed) {

@@ -29,7 +29,7 @@ final class SlidingLog extends KeyState {
 	private long sum;
 
 	@Override
-	boolean acquire(RateLimitPolicy policy, long now, long cost) {
+	Decision acquire(RateLimitPolicy policy, long now, long cost, boolean detailed) {
 		long limit = policy.limit();
 		long window = policy.windowMillis();
 		if (this.size > 0) {
@@ -42,18 +42,18 @@ final class SlidingLog extends KeyState {
 		}
 		if (cost <= limit && this.sum + cost <= limit) {
 			append(now, cost);
-			return admit(limit - this.sum, newest() + window - now);
+			return admit(policy, detailed, limit - this.sum, newest() + window - now);
 		}
 		long reset = (this.size > 0) ? newest() + window - now : 0;
 		if (cost > limit) {
-			return reject(limit - this.sum, reset, Decision.NEVER);
+			return reject(policy, detailed, limit - this.sum, reset, Decision.NEVER);
 		}
 		long toFree = this.sum + cost - limit;
 		int index = this.head;
 		while (true) {
 			toFree -= this.costs[index];
 			if (toFree <= 0) {
-				return reject(limit - this.sum, reset, this.times[index] + window - now);
+				return reject(policy, detailed, limit - this.sum, reset, this.times[index] + window - now);
 			}
 			index = (index + 1) % this.times.length;
 		}

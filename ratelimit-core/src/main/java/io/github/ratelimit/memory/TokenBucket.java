@@ -24,7 +24,7 @@ final class TokenBucket extends KeyState {
 	private long last;
 
 	@Override
-	boolean acquire(RateLimitPolicy policy, long now, long cost) {
+	Decision acquire(RateLimitPolicy policy, long now, long cost, boolean detailed) {
 		long perToken = policy.unitsPerToken();
 		long perMilli = policy.unitsPerMilli();
 		long burst = policy.burst();
@@ -41,17 +41,17 @@ final class TokenBucket extends KeyState {
 		}
 		long reset = IntMath.ceilDiv(capacity - units, perMilli);
 		if (cost > burst) {
-			return reject(units / perToken, reset, Decision.NEVER);
+			return reject(policy, detailed, units / perToken, reset, Decision.NEVER);
 		}
 		long need = cost * perToken;
 		if (units < need) {
-			return reject(units / perToken, reset, IntMath.ceilDiv(need - units, perMilli));
+			return reject(policy, detailed, units / perToken, reset, IntMath.ceilDiv(need - units, perMilli));
 		}
 		units -= need;
 		this.fresh = false;
 		this.units = units;
 		this.last = now;
-		return admit(units / perToken, IntMath.ceilDiv(capacity - units, perMilli));
+		return admit(policy, detailed, units / perToken, IntMath.ceilDiv(capacity - units, perMilli));
 	}
 
 	@Override

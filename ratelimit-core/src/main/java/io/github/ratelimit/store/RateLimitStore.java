@@ -24,12 +24,14 @@ public interface RateLimitStore {
 	Decision tryAcquire(RateLimitPolicy policy, String key, long cost);
 
 	/**
-	 * Take {@code cost} units as {@link #tryAcquire} does, answering only whether they were taken. A store may
-	 * implement it without allocating a {@link Decision}; by default it is {@code tryAcquire(...).allowed()}.
+	 * Take {@code cost} units from the same counters as {@link #tryAcquire}, as atomically, answering only whether
+	 * they were taken. A store may implement it without allocating a {@link Decision}; by default it is
+	 * {@code tryAcquire(...).allowed()}.
 	 * @param policy the policy to enforce
 	 * @param key the counter key within the policy
 	 * @param cost the units this request takes, at least 1
 	 * @return whether the units were taken
+	 * @throws IllegalArgumentException if {@code cost} is less than 1
 	 * @throws RateLimitStoreException if the store cannot decide
 	 */
 	default boolean tryAcquirePermit(RateLimitPolicy policy, String key, long cost) {

@@ -63,7 +63,7 @@ public final class RateLimitAutoConfiguration {
 			.failureLogInterval(properties.getFailureLogInterval())
 			.denyCacheMaxKeys(properties.getDenyCache().getMaxKeys())
 			.fallbackMaxKeys(RateLimitStoreConfigurations.maxKeys(properties))
-			.listener(new CompositeListener(listeners.orderedStream().toList()));
+			.listener(listener(listeners.orderedStream().toList()));
 		if (!properties.getDenyCache().isEnabled()) {
 			builder.denyCache(false);
 		}
@@ -71,6 +71,15 @@ public final class RateLimitAutoConfiguration {
 			builder.fallbackStore(store);
 		}
 		return builder.build();
+	}
+
+	private static RateLimitListener listener(java.util.List<RateLimitListener> listeners) {
+		// None or one is passed as it is: with no listener, the limiter's boolean path allocates nothing.
+		return switch (listeners.size()) {
+			case 0 -> RateLimitListener.NONE;
+			case 1 -> listeners.get(0);
+			default -> new CompositeListener(listeners);
+		};
 	}
 
 	private record CompositeListener(java.util.List<RateLimitListener> listeners) implements RateLimitListener {

@@ -1,8 +1,11 @@
 package io.github.ratelimit.autoconfigure;
 
+import java.lang.management.ManagementFactory;
 import java.util.List;
 
+import com.sun.management.ThreadMXBean;
 import io.github.ratelimit.Decision;
+import io.github.ratelimit.RateLimitListener;
 import io.github.ratelimit.RateLimitPolicy;
 import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.TimeSource;
@@ -34,6 +37,7 @@ import org.springframework.web.bind.annotation.RestControllerAdvice;
 import org.springframework.web.method.ControllerAdviceBean;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 class RateLimitAutoConfigurationTests {
 
@@ -148,6 +152,38 @@ class RateLimitAutoConfigurationTests {
 				.isEqualTo(1);
 			assertThat(registry.get("ratelimit.decisions").tag("policy", "metered").tag("outcome", "rejected").counter().count())
 				.isEqualTo(1);
+		});
+	}
+
+	@Test
+	void withoutListenersTheLimitersPermitsOnTheInMemoryStoreAllocateNothing() {
+		ThreadMXBean threads = (ThreadMXBean) ManagementFactory.getThreadMXBean();
+		assumeTrue(threads.isThreadAllocatedMemorySupported() && threads.isThreadAllocatedMemoryEnabled());
+		this.runner.run((context) -> {
+			RateLimitPolicy policy = RateLimitPolicy.builder("bare").limit(1_000_000).window(java.time.Duration.ofMinutes(1)).build();
+			RateLimiter limiter = context.getBean(RateLimiter.class);
+			limiter.tryAcquirePermit(policy, "k");
+			long before = threads.getCurrentThreadAllocatedBytes();
+			for (int i = 0; i < 10_000; i++) {
+				limiter.tryAcquirePermit(policy, "k");
+			}
+			assertThat(threads.getCurrentThreadAllocatedBytes() - before).isLessThan(1_000);
+		});
+	}
+
+	@Test
+	void aSingleListenerIsToldOfPermitsAsWholeDecisions() {
+		List<Decision> decisions = new java.util.ArrayList<>();
+		RateLimitListener listener = new RateLimitListener() {
+			@Override
+			public void onDecision(RateLimitPolicy policy, Decision decision) {
+				decisions.add(decision);
+			}
+		};
+		this.runner.withBean(RateLimitListener.class, () -> listener).run((context) -> {
+			RateLimitPolicy policy = RateLimitPolicy.builder("told").limit(2).window(java.time.Duration.ofMinutes(1)).build();
+			assertThat(context.getBean(RateLimiter.class).tryAcquirePermit(policy, "k")).isTrue();
+			assertThat(decisions).singleElement().satisfies((decision) -> assertThat(decision.remaining()).isEqualTo(1));
 		});
 	}
 
