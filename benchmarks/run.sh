@@ -99,11 +99,18 @@ for t in 1 2; do
 done
 
 # Redis: ours, Bucket4j (with and without batching) and the floor, side by side in one invocation per thread count
-# (the floor's 'rejected' runs are the same as its 'allowed' ones; the report reads 'allowed').
+# (the floor's 'rejected' runs are the same as its 'allowed' ones; the report reads 'allowed'). The thread counts the
+# targets are read at run in rounds of one fork each, every limiter once per round, and the report averages the
+# rounds: a machine that slows down or speeds up during the run then weighs on ours and on the peers alike, where
+# consecutive forks of one limiter would catch a slow spell for it alone.
 for t in 1 4 16 64; do
-  forks=1
-  if [ "$t" -ge 16 ]; then forks=$(( FORKS > 1 ? 2 : 1 )); fi
-  jmh "redis-t$t" "$forks" RedisDecisionBenchmark -t "$t" -p limiter=ratelimit-fixed,bucket4j,bucket4j-batching,floor
+  rounds=1
+  if [ "$t" = 16 ]; then rounds=$FORKS; elif [ "$t" = 64 ]; then rounds=$(( FORKS > 1 ? 2 : 1 )); fi
+  for round in $(seq 1 "$rounds"); do
+    name="redis-t$t"
+    if [ "$rounds" -gt 1 ]; then name="$name-round$round"; fi
+    jmh "$name" 1 RedisDecisionBenchmark -t "$t" -p limiter=ratelimit-fixed,bucket4j,bucket4j-batching,floor
+  done
 done
 # Every other algorithm and variant, at 16 threads; the other algorithms admitting at the other thread counts.
 jmh "redis-algorithms-t16" 1 RedisDecisionBenchmark -t 16 \

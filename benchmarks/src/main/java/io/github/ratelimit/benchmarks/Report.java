@@ -56,6 +56,26 @@ public final class Report {
 				}
 			}
 		}
+		mergeRounds();
+	}
+
+	/**
+	 * Average the rows measured in several rounds (files {@code <name>-round<N>.csv}): each round runs every limiter
+	 * once, so a machine that slows down or speeds up during the run weighs on ours and on the peers alike.
+	 */
+	private void mergeRounds() {
+		Map<List<Object>, List<Row>> byBenchmark = new LinkedHashMap<>();
+		for (Row row : this.rows) {
+			byBenchmark.computeIfAbsent(List.of(row.name, row.mode, row.threads, row.unit, row.params),
+					(key) -> new ArrayList<>())
+				.add(row);
+		}
+		this.rows.clear();
+		for (List<Row> rounds : byBenchmark.values()) {
+			Row first = rounds.get(0);
+			double score = rounds.stream().mapToDouble(Row::score).average().orElse(Double.NaN);
+			this.rows.add(new Row(first.name, first.mode, first.threads, score, first.unit, first.params));
+		}
 	}
 
 	private void readCsv(Path file) throws IOException {
