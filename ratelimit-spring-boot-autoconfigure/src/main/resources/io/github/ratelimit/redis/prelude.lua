@@ -11,14 +11,15 @@
 --
 -- Returns, for each request: allowed (1|0), remaining, reset_after_ms, retry_after_ms (-1: never).
 --
--- State is one string per key: doubles packed with struct.pack (8 bytes each), so a decision costs two commands,
--- GET and SET. Consecutive requests for the same key (a hot key) share them: the state is read once, brought to the
--- current time, kept while the key repeats, and written once. (Within a call every request of a key sees the same
--- time: now, or the key's last admission if that is later, since time never runs backwards for a key.) A key's expiry is set only when its state must outlive it (SET ... PX); otherwise SET ... KEEPTTL
--- leaves it alone, which halves the cost of a write. A value of another length (another version's) is ignored.
--- Expiries count from Redis's own now, not from a key's clamped time (see below), so that a key whose time ran
+-- Except for the fixed window (see its script), state is one string per key: doubles packed with struct.pack (8
+-- bytes each), so a decision costs two commands, GET and SET. Consecutive requests for the same key (a hot key) share
+-- them: the state is read once, brought to the current time, kept while the key repeats, and written once. (Within a
+-- call every request of a key sees the same time: now, or the key's last admission if that is later, since time
+-- never runs backwards for a key.) A key's expiry is set only when its state must outlive it (SET ... PX); otherwise
+-- SET ... KEEPTTL leaves it alone, which halves the cost of a write. A value of another length (another version's)
+-- is ignored. Expiries count from Redis's own now, not from a key's clamped time, so that a key whose time ran
 -- ahead of a slower clock after a failover never expires before its state stops mattering.
--- Needs Redis 6.0+ (KEEPTTL). Redis replicates a script's effects, so TIME may precede writes.
+-- Needs Redis 7.0+ (PEXPIRE ... NX; KEEPTTL). Redis replicates a script's effects, so TIME may precede writes.
 --
 -- Exactness: Lua numbers are doubles, and every value here is an integer below 2^51 (the policy checks it). For
 -- integers 0 <= a, b < 2^52, math.floor(a / b), math.ceil(a / b) and a % b are exact: the rounded quotient could
