@@ -169,7 +169,8 @@ final class RedisKeys {
 
 	private static String suffix(Algorithm algorithm) {
 		return switch (algorithm) {
-			case FIXED -> "fw";
+			// Not "fw": that held earlier builds' string state, and a hash under the same name would fail on it.
+			case FIXED -> "fwh";
 			case SLIDING_COUNTER -> "sc";
 			case TOKEN_BUCKET -> "tb";
 			case LEAKY_BUCKET -> "lb";

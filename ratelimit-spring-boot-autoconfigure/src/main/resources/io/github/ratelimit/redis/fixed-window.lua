@@ -1,22 +1,27 @@
 -- Fixed window aligned to the epoch; mirrors FixedWindow.java.
 -- State: a hash per key, one field per window, named by the window's start in ms and holding the units counted in
--- it. The key expires at the end of its latest window, so it holds a single field: that of the current window.
+-- it. Writing a new window's field removes the others and sets the expiry to the end of that window, so a key holds
+-- one field, but for an instant at a window's edge (or longer when tests keep keys for an hour).
 --
 -- A request alone in its run of the key (most requests on many keys) costs one command when the window already has
 -- a field: HINCRBY, undone by a second one if that went over the limit. The first request of a window also sets the
 -- expiry, with PEXPIRE ... NX, whose answer says whether the key existed before: if it did, it holds a later window
--- (a failover brought a slower clock; time never runs backwards for a key) or an earlier one still alive (tests keep
--- keys for an hour): the increment is undone and the request takes the general path.
+-- (a failover brought a slower clock; time never runs backwards for a key) or an earlier one still alive (the edge,
+-- or tests): the new field is removed and the request takes the general path.
 -- A run of several requests on one key (a hot key), a request that can never pass, and the cases above take the
 -- general path: HGETALL, every request of the run decided in order, then one HINCRBY for what was admitted, and
 -- the expiry and the removal of other windows' fields when the window is new.
--- Needs Redis 7.0+ (PEXPIRE ... NX).
-local function field_of(ms)
-  return string.format('%.0f', ms)
+-- The key keeps no admission time: a request whose time is earlier than an admission of its window is decided at
+-- its own time, and one in an earlier window than the key's at the start of the key's window, so its reset can only
+-- come out longer than the Java store's, never shorter.
+-- Needs Redis 7.0+ (PEXPIRE ... NX); checked before anything is written, since an older Redis would leave the
+-- increment without an expiry.
+if redis.REDIS_VERSION_NUM == nil then
+  return redis.error_reply('ERR the FIXED rate limit script needs Redis 7.0 or newer (PEXPIRE ... NX)')
 end
 
 local now_start = now - now % window
-local now_field = field_of(now_start)
+local now_field = string.format('%.0f', now_start)
 local now_reset = now_start + window - now
 local now_ttl = math.max(now_reset, least_ttl)
 local last = #ARGV - 7
@@ -80,7 +85,7 @@ while i <= last do
       cost = tonumber(ARGV[7 + i])
     end
     if admitted > 0 then
-      local start_field = field_of(start)
+      local start_field = string.format('%.0f', start)
       redis.call('HINCRBY', key, start_field, admitted)
       if latest ~= start then
         -- A new window: expiries count from Redis's own now, so that a key whose time ran ahead of a slower clock

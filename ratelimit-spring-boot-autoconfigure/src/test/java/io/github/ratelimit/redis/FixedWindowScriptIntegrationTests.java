@@ -3,6 +3,7 @@ package io.github.ratelimit.redis;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -79,8 +80,7 @@ class FixedWindowScriptIntegrationTests {
 	@Test
 	void aLoneAdmissionOnAFreshKeyExpiresAtTheEndOfItsWindow() throws Exception {
 		assertThat(decide(W1 + 400, 0, 2)).containsExactly(1L, 1L, WINDOW - 400, 0L);
-		long ttl = (Long) redis.call("PTTL", string(this.key));
-		assertThat(ttl).isBetween(WINDOW - 400 - 10_000, WINDOW - 400);
+		assertThat(pttl(this.key)).isBetween(WINDOW - 400 - 10_000, WINDOW - 400);
 		assertThat(fields()).containsExactly(Long.toString(W1), "2");
 	}
 
@@ -97,6 +97,7 @@ class FixedWindowScriptIntegrationTests {
 		decide(W1 + 1_000, WINDOW * 60, 3);
 		assertThat(decide(W2 + 1_000, WINDOW * 60, 1)).containsExactly(1L, 2L, WINDOW - 1_000, 0L);
 		assertThat(fields()).containsExactly(Long.toString(W2), "1");
+		assertThat(pttl(this.key)).isBetween(1L, WINDOW * 60);
 	}
 
 	@Test
@@ -128,19 +129,84 @@ class FixedWindowScriptIntegrationTests {
 		assertThat(fields()).containsExactly(Long.toString(W1), "3");
 	}
 
+	@Test
+	void aLoneAdmissionOnAKeyAlreadyInALaterWindowCountsThereAndLeavesItsExpiry() throws Exception {
+		decide(W2 + 1_000, 0, 1);
+		long ttl = pttl(this.key);
+		assertThat(decide(W1 + 30_000, 0, 1)).containsExactly(1L, 1L, WINDOW, 0L);
+		assertThat(fields()).containsExactly(Long.toString(W2), "2");
+		assertThat(pttl(this.key)).isBetween(1L, ttl);
+	}
+
+	@Test
+	void aRunOfOneKeyOnAFreshKeyExpiresAtTheEndOfItsWindow() throws Exception {
+		assertThat(decide(W1 + 400, 0, 1, 1)).containsExactly(1L, 2L, WINDOW - 400, 0L, 1L, 1L, WINDOW - 400, 0L);
+		assertThat(pttl(this.key)).isBetween(WINDOW - 400 - 10_000, WINDOW - 400);
+		assertThat(fields()).containsExactly(Long.toString(W1), "2");
+	}
+
+	@Test
+	void aRunStartingWithARequestThatCanNeverPassStillAdmitsTheRestInANewWindow() throws Exception {
+		decide(W1 + 1_000, WINDOW * 60, 3);
+		assertThat(decide(W2 + 1_000, 0, 4, 1)).containsExactly(0L, 3L, WINDOW - 1_000, -1L, 1L, 2L, WINDOW - 1_000,
+				0L);
+		assertThat(fields()).containsExactly(Long.toString(W2), "1");
+		assertThat(pttl(this.key)).isBetween(WINDOW - 1_000 - 10_000, WINDOW - 1_000);
+	}
+
+	@Test
+	void interleavedKeysInOneCallAreCountedApart() throws Exception {
+		byte[] other = new RedisKeys("script").layout(this.policy).keys("bob")[0];
+		List<Object> answers = decide(W1 + 1_000, 0, new byte[][] { this.key, other, this.key }, 2, 3, 2);
+		assertThat(answers).containsExactly(1L, 1L, WINDOW - 1_000, 0L, 1L, 0L, WINDOW - 1_000, 0L, 0L, 1L,
+				WINDOW - 1_000, WINDOW - 1_000);
+		assertThat(fields()).containsExactly(Long.toString(W1), "2");
+		assertThat(redis.call("HGET", string(other), Long.toString(W1))).isEqualTo("3");
+	}
+
+	@Test
+	void withoutAGivenTimeTheWindowIsRedissOwn() throws Exception {
+		long before = redisMillis();
+		List<Object> answers = executor.execute(RateLimitScript.of(Algorithm.FIXED), new byte[][] { this.key },
+				args(new byte[0], 0, 1)).get();
+		long after = redisMillis();
+		assertThat(answers.get(0)).isEqualTo(1L);
+		assertThat((Long) answers.get(2)).isBetween(1L, WINDOW);
+		assertThat(fields()).hasSize(2);
+		assertThat(Long.parseLong((String) fields().get(0))).isIn(before - before % WINDOW, after - after % WINDOW);
+		assertThat(pttl(this.key)).isBetween(0L, WINDOW); // 0: the window ends within this millisecond
+	}
+
 	/** Decide requests of the key, one per cost, in one call at the given time. */
 	private List<Object> decide(long now, long leastTtl, long... costs) throws Exception {
-		List<byte[]> keys = new ArrayList<>();
-		List<byte[]> args = new ArrayList<>(List.of(bytes(now), bytes(this.policy.limit()),
-				bytes(this.policy.windowMillis()), bytes(this.policy.burst()), bytes(this.policy.unitsPerToken()),
-				bytes(this.policy.unitsPerMilli()), bytes(leastTtl)));
+		byte[][] keys = new byte[costs.length][];
+		Arrays.fill(keys, this.key);
+		return decide(now, leastTtl, keys, costs);
+	}
+
+	/** Decide requests, one per key and cost, in one call at the given time. */
+	private List<Object> decide(long now, long leastTtl, byte[][] keys, long... costs) throws Exception {
+		return executor.execute(RateLimitScript.of(Algorithm.FIXED), keys, args(bytes(now), leastTtl, costs)).get();
+	}
+
+	private byte[][] args(byte[] now, long leastTtl, long... costs) {
+		List<byte[]> args = new ArrayList<>(List.of(now, bytes(this.policy.limit()), bytes(this.policy.windowMillis()),
+				bytes(this.policy.burst()), bytes(this.policy.unitsPerToken()), bytes(this.policy.unitsPerMilli()),
+				bytes(leastTtl)));
 		for (long cost : costs) {
-			keys.add(this.key);
 			args.add(bytes(cost));
 		}
-		return executor
-			.execute(RateLimitScript.of(Algorithm.FIXED), keys.toArray(new byte[0][]), args.toArray(new byte[0][]))
-			.get();
+		return args.toArray(new byte[0][]);
+	}
+
+	private static long pttl(byte[] key) {
+		return (Long) redis.call("PTTL", string(key));
+	}
+
+	private static long redisMillis() {
+		@SuppressWarnings("unchecked")
+		List<String> time = (List<String>) redis.call("TIME");
+		return Long.parseLong(time.get(0)) * 1000 + Long.parseLong(time.get(1)) / 1000;
 	}
 
 	private List<Object> fields() {

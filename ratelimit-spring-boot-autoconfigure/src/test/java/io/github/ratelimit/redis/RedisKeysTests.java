@@ -15,7 +15,7 @@ class RedisKeysTests {
 
 	@Test
 	void keysCarryThePrefixAHashTagOfPolicyAndKeyAndTheAlgorithm() {
-		assertThat(key(policy("orders", Algorithm.FIXED), "alice")).isEqualTo("ratelimit:{orders:alice}:fw");
+		assertThat(key(policy("orders", Algorithm.FIXED), "alice")).isEqualTo("ratelimit:{orders:alice}:fwh");
 		assertThat(key(policy("orders", Algorithm.TOKEN_BUCKET), "alice")).isEqualTo("ratelimit:{orders:alice}:tb");
 		byte[][] log = this.keys.keys(policy("orders", Algorithm.SLIDING_LOG), "alice");
 		assertThat(new String(log[0], StandardCharsets.UTF_8)).isEqualTo("ratelimit:{orders:alice}:log");
@@ -25,7 +25,7 @@ class RedisKeysTests {
 	@Test
 	void bracesCannotEndTheHashTagEarly() {
 		String key = key(policy("orders", Algorithm.FIXED), "}{evil}");
-		assertThat(key).isEqualTo("ratelimit:{orders:%7D%7Bevil%7D}:fw");
+		assertThat(key).isEqualTo("ratelimit:{orders:%7D%7Bevil%7D}:fwh");
 		assertThat(key.indexOf('}')).isEqualTo(key.lastIndexOf('}'));
 	}
 
@@ -46,7 +46,7 @@ class RedisKeysTests {
 	@Test
 	void aLongKeyIsReplacedByAHashInsideTheHashTag() {
 		String key = key(policy("orders", Algorithm.FIXED), "x".repeat(10_000));
-		assertThat(key).startsWith("ratelimit:{#").endsWith("}:fw").hasSizeLessThan(70);
+		assertThat(key).startsWith("ratelimit:{#").endsWith("}:fwh").hasSizeLessThan(70);
 	}
 
 	@Test
@@ -65,7 +65,7 @@ class RedisKeysTests {
 		// Values from the Redis Cluster specification and CLUSTER KEYSLOT.
 		assertThat(RedisKeys.slot(RedisKeys.bytes("123456789"))).isEqualTo(0x31C3 & 16383);
 		assertThat(RedisKeys.slot(RedisKeys.bytes("foo"))).isEqualTo(12182);
-		assertThat(RedisKeys.slot(RedisKeys.bytes("ratelimit:{foo}:fw"))).isEqualTo(12182);
+		assertThat(RedisKeys.slot(RedisKeys.bytes("ratelimit:{foo}:fwh"))).isEqualTo(12182);
 		assertThat(RedisKeys.slot(RedisKeys.bytes("a{}b{foo}"))).isEqualTo(RedisKeys.slot(RedisKeys.bytes("a{}b{foo}")));
 	}
 
