@@ -1,6 +1,7 @@
 package io.github.ratelimit.redis;
 
 import java.util.List;
+import java.util.Properties;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
@@ -22,6 +23,8 @@ final class ConnectionScriptExecutor implements ScriptExecutor {
 	private final RedisConnectionFactory connectionFactory;
 
 	private final ThreadPoolExecutor pool;
+
+	private final RedisVersionCheck versionCheck = new RedisVersionCheck();
 
 	ConnectionScriptExecutor(RedisConnectionFactory connectionFactory, int threads) {
 		this.connectionFactory = connectionFactory;
@@ -50,6 +53,9 @@ final class ConnectionScriptExecutor implements ScriptExecutor {
 		System.arraycopy(keys, 0, keysAndArgs, 0, keys.length);
 		System.arraycopy(args, 0, keysAndArgs, keys.length, args.length);
 		try (RedisConnection connection = this.connectionFactory.getConnection()) {
+			if (this.versionCheck.pending()) {
+				checkVersion(connection);
+			}
 			try {
 				return connection.scriptingCommands().evalSha(script.sha1(), ReturnType.MULTI, keys.length, keysAndArgs);
 			}
@@ -59,6 +65,17 @@ final class ConnectionScriptExecutor implements ScriptExecutor {
 				}
 				return connection.scriptingCommands().eval(script.source(), ReturnType.MULTI, keys.length, keysAndArgs);
 			}
+		}
+	}
+
+	private void checkVersion(RedisConnection connection) {
+		try {
+			Properties info = connection.serverCommands().info("server");
+			// A Cluster connection's reply names each node's properties apart: no single version, no check.
+			this.versionCheck.check((info != null) ? info.getProperty("redis_version") : null);
+		}
+		catch (RuntimeException ex) {
+			// Checked again with the next decision; the decision itself reports what is wrong with Redis.
 		}
 	}
 

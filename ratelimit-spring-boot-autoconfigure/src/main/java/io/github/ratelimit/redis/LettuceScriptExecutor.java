@@ -42,6 +42,8 @@ final class LettuceScriptExecutor implements ScriptExecutor {
 
 	private volatile Iterable<RateLimitScript> preload = List.of();
 
+	private final RedisVersionCheck versionCheck = new RedisVersionCheck();
+
 	LettuceScriptExecutor(LettuceConnectionFactory connectionFactory) {
 		this.connectionFactory = connectionFactory;
 	}
@@ -108,6 +110,9 @@ final class LettuceScriptExecutor implements ScriptExecutor {
 		// Queued before any decision can use the connection, so that a connection's commands reach Redis in order:
 		// every EVALSHA after the loads, none of them paying for a NOSCRIPT and an EVAL. Also done after reconnects.
 		load(commands, this.preload);
+		if (this.versionCheck.pending()) {
+			commands.info("server").thenAccept(this.versionCheck::checkInfo);
+		}
 		synchronized (this) {
 			this.connection = connection;
 			this.commands = commands;
