@@ -53,9 +53,6 @@ final class ConnectionScriptExecutor implements ScriptExecutor {
 		System.arraycopy(keys, 0, keysAndArgs, 0, keys.length);
 		System.arraycopy(args, 0, keysAndArgs, keys.length, args.length);
 		try (RedisConnection connection = this.connectionFactory.getConnection()) {
-			if (this.versionCheck.pending()) {
-				checkVersion(connection);
-			}
 			try {
 				return connection.scriptingCommands().evalSha(script.sha1(), ReturnType.MULTI, keys.length, keysAndArgs);
 			}
@@ -68,14 +65,28 @@ final class ConnectionScriptExecutor implements ScriptExecutor {
 		}
 	}
 
-	private void checkVersion(RedisConnection connection) {
+	/**
+	 * Check the server's version in the background, off the decisions' path. A Redis down at start-up goes
+	 * unchecked: the fixed window's script then names the version it needs in its own error.
+	 */
+	@Override
+	public void warmUp(Iterable<RateLimitScript> scripts) {
 		try {
+			this.pool.execute(this::checkVersion);
+		}
+		catch (RejectedExecutionException ex) {
+			// A full queue at start-up: the check is a courtesy, not worth waiting for.
+		}
+	}
+
+	private void checkVersion() {
+		try (RedisConnection connection = this.connectionFactory.getConnection()) {
 			Properties info = connection.serverCommands().info("server");
 			// A Cluster connection's reply names each node's properties apart: no single version, no check.
 			this.versionCheck.check((info != null) ? info.getProperty("redis_version") : null);
 		}
 		catch (RuntimeException ex) {
-			// Checked again with the next decision; the decision itself reports what is wrong with Redis.
+			// Redis unreachable: see above.
 		}
 	}
 
