@@ -1,6 +1,10 @@
 package io.github.ratelimit.benchmarks;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
@@ -157,11 +161,28 @@ final class RedisLimiters {
 		};
 	}
 
+	/**
+	 * The floor's script: {@code return 1}, or the file {@code -Dbench.floorScriptFile} names, to see how the
+	 * floor's throughput moves with the time Redis spends in a script.
+	 */
+	private static byte[] floorScript() {
+		String file = System.getProperty("bench.floorScriptFile");
+		if (file == null) {
+			return "return 1".getBytes(StandardCharsets.UTF_8);
+		}
+		try {
+			return Files.readAllBytes(Path.of(file));
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException(ex);
+		}
+	}
+
 	private static Limiter floor(RedisURI server) {
 		LettuceConnectionFactory factory = connectionFactory(server);
 		LettuceConnection connection = (LettuceConnection) factory.getConnection();
 		RedisClusterAsyncCommands<byte[], byte[]> commands = connection.getNativeConnection();
-		byte[] script = "return 1".getBytes(StandardCharsets.UTF_8);
+		byte[] script = floorScript();
 		String sha;
 		try {
 			sha = commands.scriptLoad(script).get();

@@ -50,6 +50,8 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 
 	private static final byte[] EMPTY = new byte[0];
 
+	private static final byte[] ONE = bytes(1);
+
 	private static final int SLOTS = 16384;
 
 	private static final ThreadLocal<Boolean> DISPATCHING = ThreadLocal.withInitial(() -> false);
@@ -194,7 +196,7 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 		for (int i = 0; i < batch.size(); i++) {
 			Call call = batch.get(i);
 			System.arraycopy(call.keys, 0, keys, i * keysPerCall, keysPerCall);
-			args[lanes.args.length + i] = bytes(call.cost);
+			args[lanes.args.length + i] = (call.cost == 1) ? ONE : bytes(call.cost);
 		}
 		this.scriptCalls.increment();
 		this.decisions.add(batch.size());

@@ -30,7 +30,8 @@ while i <= last do
   local key, cost = KEYS[i], tonumber(ARGV[7 + i])
   local general = cost > limit or (i < last and KEYS[i + 1] == key)
   if not general then
-    local count = redis.call('HINCRBY', key, now_field, cost)
+    -- The cost as sent (a decimal string), which spares Redis converting a Lua number back to text.
+    local count = redis.call('HINCRBY', key, now_field, ARGV[7 + i])
     if count == cost and redis.call('PEXPIRE', key, now_ttl, 'NX') == 0 then
       -- The key existed, with another window's field: undo, and decide on the general path.
       redis.call('HDEL', key, now_field)
