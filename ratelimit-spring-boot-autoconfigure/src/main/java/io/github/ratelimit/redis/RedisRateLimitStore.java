@@ -14,6 +14,8 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.Predicate;
 
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.RateLimitPolicy;
@@ -36,7 +38,8 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
  * <li><b>Cluster-ready keys.</b> All keys of one decision share a hash tag (see {@code docs/reliability.md}).
  * <li><b>Expiry, not sweeps.</b> Every key carries a {@code PEXPIRE} until its state is back to fresh.
  * <li><b>Bounded waits.</b> A decision fails with {@link RateLimitStoreException} after {@code timeout}; it never
- * hangs the request.
+ * hangs the request. (Coalesced callers wait without a timer of their own, which a decision would pay for in kernel
+ * time: one thread per store fails the overdue ones, a twentieth of the timeout late at most.)
  * <li><b>Coalescing.</b> Concurrent decisions of a policy are sent together: while {@code maxInFlight} script calls
  * of a policy are in flight (per Cluster hash slot), later requests queue and go as one call when one returns, or as
  * soon as half a batch is waiting. The
@@ -84,6 +87,11 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 
 	private final ConcurrentHashMap<RateLimitPolicy, PolicyLanes> policies = new ConcurrentHashMap<>();
 
+	/** Every lane of every policy, for the {@link Watchdog} to look through. */
+	private final ConcurrentLinkedQueue<Lane> lanes = new ConcurrentLinkedQueue<>();
+
+	private final Watchdog watchdog;
+
 	private final LongAdder scriptCalls = new LongAdder();
 
 	private final LongAdder decisions = new LongAdder();
@@ -106,6 +114,7 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 		this.coalesce = builder.coalesce;
 		this.maxBatchSize = builder.maxBatchSize;
 		this.maxInFlight = builder.maxInFlight;
+		this.watchdog = new Watchdog();
 		this.executor.warmUp(RateLimitScript.all());
 	}
 
@@ -128,17 +137,16 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 		if (lanes == null) {
 			lanes = this.policies.computeIfAbsent(policy, PolicyLanes::new);
 		}
-		Call call = new Call(lanes.layout.keys(key), cost);
+		Call call = new Call(lanes.layout.keys(key), cost, start);
 		if (!this.coalesce) {
 			send(lanes, null, null, List.of(call));
+			return await(policy, call, true);
 		}
-		else {
-			Lane lane = lanes.lane(this.cluster ? RedisKeys.slot(call.keys[0]) : 0);
-			lane.waiting.offer(call);
-			lane.waitingCount.incrementAndGet();
-			dispatch(lanes, lane, start);
-		}
-		return await(policy, call, start);
+		Lane lane = lanes.lane(this.cluster ? RedisKeys.slot(call.keys[0]) : 0);
+		lane.waiting.offer(call);
+		lane.waitingCount.incrementAndGet();
+		dispatch(lanes, lane, start);
+		return await(policy, call, false);
 	}
 
 	/**
@@ -181,7 +189,7 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 				lane.inFlight.decrementAndGet();
 				continue;
 			}
-			Flight flight = new Flight(now);
+			Flight flight = new Flight(now, batch);
 			lane.flights.offer(flight);
 			send(lanes, lane, flight, batch);
 		}
@@ -238,18 +246,27 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 		return ((Number) answers.get(index)).longValue();
 	}
 
-	private Decision await(RateLimitPolicy policy, Call call, long start) {
-		long remaining = this.timeoutNanos - (System.nanoTime() - start);
+	/**
+	 * Wait for the decision: with a timer of its own when {@code timed}, else until the {@link Watchdog} fails the
+	 * call as overdue.
+	 */
+	private Decision await(RateLimitPolicy policy, Call call, boolean timed) {
 		try {
-			return call.result.get(Math.max(0, remaining), TimeUnit.NANOSECONDS);
+			if (timed) {
+				long remaining = this.timeoutNanos - (System.nanoTime() - call.start);
+				return call.result.get(Math.max(0, remaining), TimeUnit.NANOSECONDS);
+			}
+			return call.result.get();
 		}
 		catch (TimeoutException ex) {
 			call.abandoned = true;
-			throw new RateLimitStoreException(
-					"Redis did not answer within " + this.timeout.toMillis() + "ms for policy '" + policy.name() + "'");
+			throw timedOut(policy);
 		}
 		catch (ExecutionException ex) {
 			Throwable cause = (ex.getCause() != null) ? ex.getCause() : ex;
+			if (cause == Watchdog.OVERDUE) {
+				throw timedOut(policy);
+			}
 			throw new RateLimitStoreException(
 					"Redis failed to decide for policy '" + policy.name() + "': " + cause.getMessage(), cause);
 		}
@@ -259,6 +276,11 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 			throw new RateLimitStoreException("Interrupted while waiting for Redis for policy '" + policy.name() + "'",
 					ex);
 		}
+	}
+
+	private RateLimitStoreException timedOut(RateLimitPolicy policy) {
+		return new RateLimitStoreException(
+				"Redis did not answer within " + this.timeout.toMillis() + "ms for policy '" + policy.name() + "'");
 	}
 
 	/**
@@ -283,6 +305,7 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 	 */
 	@Override
 	public void close() {
+		this.watchdog.close();
 		this.executor.close();
 	}
 
@@ -318,7 +341,11 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 		Lane lane(int slot) {
 			Lane lane = this.lanes.get(slot);
 			if (lane == null) {
-				this.lanes.compareAndSet(slot, null, new Lane());
+				Lane created = new Lane();
+				if (this.lanes.compareAndSet(slot, null, created)) {
+					RedisRateLimitStore.this.lanes.offer(created);
+					RedisRateLimitStore.this.watchdog.start();
+				}
 				lane = this.lanes.get(slot);
 			}
 			return lane;
@@ -341,7 +368,7 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 		final AtomicInteger waitingCount = new AtomicInteger();
 
 		/**
-		 * Forget the oldest call in flight if it has been in flight for longer than the timeout: its callers gave
+		 * Forget the oldest call in flight if it has been in flight for longer than the timeout: its callers give
 		 * up, and a Redis that lost it must not block the lane.
 		 * @return whether a call was forgotten
 		 */
@@ -350,9 +377,30 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 			if (oldest != null && now - oldest.sentAt > timeoutNanos && oldest.complete()) {
 				this.flights.remove(oldest);
 				this.inFlight.decrementAndGet();
+				for (Call call : oldest.batch) {
+					call.fail(Watchdog.OVERDUE);
+				}
 				return true;
 			}
 			return false;
+		}
+
+		/**
+		 * Fail the calls of this lane, waiting or in flight, that {@code overdue} selects.
+		 */
+		void failWaitingAndInFlight(Predicate<Call> overdue, Throwable failure) {
+			for (Flight flight : this.flights) {
+				for (Call call : flight.batch) {
+					if (overdue.test(call)) {
+						call.fail(failure);
+					}
+				}
+			}
+			for (Call call : this.waiting) {
+				if (overdue.test(call)) {
+					call.fail(failure);
+				}
+			}
 		}
 
 		List<Call> drain(int max) {
@@ -376,10 +424,13 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 
 		final long sentAt;
 
+		final List<Call> batch;
+
 		private final AtomicBoolean done = new AtomicBoolean();
 
-		Flight(long sentAt) {
+		Flight(long sentAt, List<Call> batch) {
 			this.sentAt = sentAt;
+			this.batch = batch;
 		}
 
 		boolean complete() {
@@ -397,13 +448,95 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 
 		final long cost;
 
+		/** When the caller asked, from {@link System#nanoTime()}. */
+		final long start;
+
 		final CompletableFuture<Decision> result = new CompletableFuture<>();
 
 		volatile boolean abandoned;
 
-		Call(byte[][] keys, long cost) {
+		Call(byte[][] keys, long cost, long start) {
 			this.keys = keys;
 			this.cost = cost;
+			this.start = start;
+		}
+
+		/**
+		 * Give up on this call: its caller fails, and it is not sent if it has not been yet (a caller that gave up
+		 * must not be counted).
+		 */
+		void fail(Throwable failure) {
+			this.abandoned = true;
+			this.result.completeExceptionally(failure);
+		}
+
+	}
+
+	/**
+	 * Fails the coalesced calls whose callers have waited longer than the timeout, so that those callers can wait
+	 * without a timer: a timed wait arms a kernel timer on every decision, which costs measurably more than one
+	 * thread looking through the lanes every twentieth of the timeout. Started with the first lane; on
+	 * {@link #close()} it fails every call still waiting, so that no caller waits for a closed store.
+	 */
+	private final class Watchdog implements Runnable {
+
+		/** The failure of an overdue call, told apart by identity; it carries no stack trace. */
+		static final Exception OVERDUE = new Exception("overdue", null, false, false) {
+		};
+
+		private final long tickNanos = Math.max(TimeUnit.MILLISECONDS.toNanos(1),
+				Math.min(RedisRateLimitStore.this.timeoutNanos / 20, TimeUnit.MILLISECONDS.toNanos(50)));
+
+		private @Nullable Thread thread;
+
+		private boolean closed;
+
+		void start() {
+			synchronized (this) {
+				if (this.thread != null || this.closed) {
+					return;
+				}
+				Thread thread = new Thread(this, "ratelimit-redis-timeouts");
+				thread.setDaemon(true);
+				this.thread = thread;
+				thread.start();
+			}
+		}
+
+		@Override
+		public void run() {
+			long timeoutNanos = RedisRateLimitStore.this.timeoutNanos;
+			while (!isClosed()) {
+				LockSupport.parkNanos(this, this.tickNanos);
+				long now = System.nanoTime();
+				for (Lane lane : RedisRateLimitStore.this.lanes) {
+					try {
+						lane.failWaitingAndInFlight((call) -> now - call.start > timeoutNanos, OVERDUE);
+					}
+					catch (RuntimeException ex) {
+						// Nothing here is expected to fail; were it to, the callers must still not wait forever.
+					}
+				}
+			}
+		}
+
+		private synchronized boolean isClosed() {
+			return this.closed;
+		}
+
+		void close() {
+			Thread thread;
+			synchronized (this) {
+				this.closed = true;
+				thread = this.thread;
+			}
+			if (thread != null) {
+				LockSupport.unpark(thread);
+			}
+			IllegalStateException closed = new IllegalStateException("Redis rate limit store is closed");
+			for (Lane lane : RedisRateLimitStore.this.lanes) {
+				lane.failWaitingAndInFlight((call) -> true, closed);
+			}
 		}
 
 	}
