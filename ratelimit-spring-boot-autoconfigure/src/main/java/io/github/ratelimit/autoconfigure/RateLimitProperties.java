@@ -232,7 +232,8 @@ public class RateLimitProperties {
 		private String keyPrefix = "ratelimit";
 
 		/**
-		 * How long a decision may wait for Redis before the failure mode applies.
+		 * How long a decision may wait for Redis before the failure mode applies (coalesced decisions: up to a
+		 * twentieth longer, at most 50ms).
 		 */
 		private Duration timeout = Duration.ofMillis(200);
 

@@ -39,7 +39,8 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
  * <li><b>Expiry, not sweeps.</b> Every key carries a {@code PEXPIRE} until its state is back to fresh.
  * <li><b>Bounded waits.</b> A decision fails with {@link RateLimitStoreException} after {@code timeout}; it never
  * hangs the request. (Coalesced callers wait without a timer of their own, which a decision would pay for in kernel
- * time: one thread per store fails the overdue ones, a twentieth of the timeout late at most.)
+ * time: one thread per store fails the overdue ones, at most a twentieth of the timeout late, 1 ms to 50 ms.
+ * Closing the store fails the coalesced callers that still wait.)
  * <li><b>Coalescing.</b> Concurrent decisions of a policy are sent together: while {@code maxInFlight} script calls
  * of a policy are in flight (per Cluster hash slot), later requests queue and go as one call when one returns, or as
  * soon as half a batch is waiting. The
@@ -56,6 +57,15 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 	private static final byte[] ONE = bytes(1);
 
 	private static final int SLOTS = 16384;
+
+	private static final IllegalStateException CLOSED = new IllegalStateException("Redis rate limit store is closed") {
+
+		@Override
+		public synchronized Throwable fillInStackTrace() {
+			return this; // shared: a stack trace would name whoever loaded the class
+		}
+
+	};
 
 	private static final ThreadLocal<Boolean> DISPATCHING = ThreadLocal.withInitial(() -> false);
 
@@ -90,7 +100,9 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 	/** Every lane of every policy, for the {@link Watchdog} to look through. */
 	private final ConcurrentLinkedQueue<Lane> lanes = new ConcurrentLinkedQueue<>();
 
-	private final Watchdog watchdog;
+	private final @Nullable Watchdog watchdog;
+
+	private volatile boolean closed;
 
 	private final LongAdder scriptCalls = new LongAdder();
 
@@ -114,8 +126,11 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 		this.coalesce = builder.coalesce;
 		this.maxBatchSize = builder.maxBatchSize;
 		this.maxInFlight = builder.maxInFlight;
-		this.watchdog = new Watchdog();
+		this.watchdog = this.coalesce ? new Watchdog("ratelimit-redis-timeouts-" + builder.keyPrefix) : null;
 		this.executor.warmUp(RateLimitScript.all());
+		if (this.watchdog != null) {
+			this.watchdog.start();
+		}
 	}
 
 	/**
@@ -146,6 +161,9 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 		lane.waiting.offer(call);
 		lane.waitingCount.incrementAndGet();
 		dispatch(lanes, lane, start);
+		if (this.closed) {
+			call.fail(CLOSED); // closed as this call joined: close() may not have seen it
+		}
 		return await(policy, call, false);
 	}
 
@@ -191,6 +209,9 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 			}
 			Flight flight = new Flight(now, batch);
 			lane.flights.offer(flight);
+			if (this.closed) {
+				flight.fail(CLOSED); // closed as this call was drained: close() may not have seen it
+			}
 			send(lanes, lane, flight, batch);
 		}
 	}
@@ -305,7 +326,14 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 	 */
 	@Override
 	public void close() {
-		this.watchdog.close();
+		// Callers that join or are sent from now on see 'closed' and fail themselves; these are the others.
+		this.closed = true;
+		if (this.watchdog != null) {
+			this.watchdog.stop();
+		}
+		for (Lane lane : this.lanes) {
+			lane.failWaitingAndInFlight((call) -> true, CLOSED);
+		}
 		this.executor.close();
 	}
 
@@ -344,7 +372,6 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 				Lane created = new Lane();
 				if (this.lanes.compareAndSet(slot, null, created)) {
 					RedisRateLimitStore.this.lanes.offer(created);
-					RedisRateLimitStore.this.watchdog.start();
 				}
 				lane = this.lanes.get(slot);
 			}
@@ -377,9 +404,7 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 			if (oldest != null && now - oldest.sentAt > timeoutNanos && oldest.complete()) {
 				this.flights.remove(oldest);
 				this.inFlight.decrementAndGet();
-				for (Call call : oldest.batch) {
-					call.fail(Watchdog.OVERDUE);
-				}
+				oldest.fail(Watchdog.OVERDUE);
 				return true;
 			}
 			return false;
@@ -391,16 +416,20 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 		void failWaitingAndInFlight(Predicate<Call> overdue, Throwable failure) {
 			for (Flight flight : this.flights) {
 				for (Call call : flight.batch) {
-					if (overdue.test(call)) {
+					if (!call.result.isDone() && overdue.test(call)) {
 						call.fail(failure);
 					}
 				}
 			}
 			for (Call call : this.waiting) {
-				if (overdue.test(call)) {
+				if (!call.result.isDone() && overdue.test(call)) {
 					call.fail(failure);
 				}
 			}
+		}
+
+		boolean isIdle() {
+			return this.waitingCount.get() == 0 && this.flights.isEmpty();
 		}
 
 		List<Call> drain(int max) {
@@ -431,6 +460,12 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 		Flight(long sentAt, List<Call> batch) {
 			this.sentAt = sentAt;
 			this.batch = batch;
+		}
+
+		void fail(Throwable failure) {
+			for (Call call : this.batch) {
+				call.fail(failure);
+			}
 		}
 
 		boolean complete() {
@@ -475,8 +510,8 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 	/**
 	 * Fails the coalesced calls whose callers have waited longer than the timeout, so that those callers can wait
 	 * without a timer: a timed wait arms a kernel timer on every decision, which costs measurably more than one
-	 * thread looking through the lanes every twentieth of the timeout. Started with the first lane; on
-	 * {@link #close()} it fails every call still waiting, so that no caller waits for a closed store.
+	 * thread looking through the busy lanes every twentieth of the timeout (1 ms to 50 ms), and through none while
+	 * nothing waits.
 	 */
 	private final class Watchdog implements Runnable {
 
@@ -484,59 +519,48 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 		static final Exception OVERDUE = new Exception("overdue", null, false, false) {
 		};
 
+		private final long timeoutNanos = RedisRateLimitStore.this.timeoutNanos;
+
 		private final long tickNanos = Math.max(TimeUnit.MILLISECONDS.toNanos(1),
-				Math.min(RedisRateLimitStore.this.timeoutNanos / 20, TimeUnit.MILLISECONDS.toNanos(50)));
+				Math.min(this.timeoutNanos / 20, TimeUnit.MILLISECONDS.toNanos(50)));
 
-		private @Nullable Thread thread;
+		private final Thread thread;
 
-		private boolean closed;
+		Watchdog(String name) {
+			this.thread = new Thread(this, name);
+			this.thread.setDaemon(true);
+		}
 
 		void start() {
-			synchronized (this) {
-				if (this.thread != null || this.closed) {
-					return;
-				}
-				Thread thread = new Thread(this, "ratelimit-redis-timeouts");
-				thread.setDaemon(true);
-				this.thread = thread;
-				thread.start();
-			}
+			this.thread.start();
 		}
 
 		@Override
 		public void run() {
-			long timeoutNanos = RedisRateLimitStore.this.timeoutNanos;
-			while (!isClosed()) {
-				LockSupport.parkNanos(this, this.tickNanos);
+			boolean busy = false;
+			while (!RedisRateLimitStore.this.closed) {
+				// Idle, a call that arrives just after this parks is looked at when it is at most a tick overdue.
+				LockSupport.parkNanos(this, busy ? this.tickNanos : Math.max(this.tickNanos, this.timeoutNanos));
+				Thread.interrupted(); // only close() wakes this thread early, and it says so with 'closed'
+				busy = false;
 				long now = System.nanoTime();
 				for (Lane lane : RedisRateLimitStore.this.lanes) {
-					try {
-						lane.failWaitingAndInFlight((call) -> now - call.start > timeoutNanos, OVERDUE);
+					if (lane.isIdle()) {
+						continue;
 					}
-					catch (RuntimeException ex) {
-						// Nothing here is expected to fail; were it to, the callers must still not wait forever.
+					busy = true;
+					try {
+						lane.failWaitingAndInFlight((call) -> now - call.start > this.timeoutNanos, OVERDUE);
+					}
+					catch (Throwable ex) {
+						// Nothing here is expected to fail; were it to, the other lanes must still be looked at.
 					}
 				}
 			}
 		}
 
-		private synchronized boolean isClosed() {
-			return this.closed;
-		}
-
-		void close() {
-			Thread thread;
-			synchronized (this) {
-				this.closed = true;
-				thread = this.thread;
-			}
-			if (thread != null) {
-				LockSupport.unpark(thread);
-			}
-			IllegalStateException closed = new IllegalStateException("Redis rate limit store is closed");
-			for (Lane lane : RedisRateLimitStore.this.lanes) {
-				lane.failWaitingAndInFlight((call) -> true, closed);
-			}
+		void stop() {
+			LockSupport.unpark(this.thread);
 		}
 
 	}
@@ -576,7 +600,8 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 		}
 
 		/**
-		 * Set how long a decision may wait for Redis before it fails; 200ms by default.
+		 * Set how long a decision may wait for Redis before it fails; 200ms by default. A coalesced decision may
+		 * wait up to a twentieth longer (at most 50ms): the store's watchdog fails overdue ones at that interval.
 		 * @param timeout the timeout
 		 * @return this builder
 		 */

@@ -22,6 +22,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
 /**
  * A Redis that does not answer ({@code CLIENT PAUSE}) costs each caller its timeout and no more, whether the caller
@@ -109,25 +110,68 @@ class RedisRateLimitStoreTimeoutTests {
 
 	@Test
 	void aCallerThatGaveUpBeforeItsRequestWasSentIsNeverCounted() throws Exception {
+		Duration timeout = Duration.ofSeconds(1);
 		try (RedisRateLimitStore store = RedisRateLimitStore.builder(this.connectionFactory)
 			.keyPrefix("timeouts-" + UUID.randomUUID())
-			.timeout(TIMEOUT)
+			.timeout(timeout)
 			.maxInFlight(1)
 			.build()) {
 			assertThat(store.tryAcquire(this.policy, "warm-up", 1).allowed()).isTrue();
-			pause(Duration.ofMillis(1500));
-			// One call goes out and hangs; the others wait behind it, unsent, and time out.
+			pause(Duration.ofMillis(2500));
+			// One call goes out alone and hangs; the others queue behind it, unsent, and time out.
+			long sent = store.scriptCalls();
 			List<CompletableFuture<Outcome>> outcomes = new ArrayList<>();
-			for (int i = 0; i < 6; i++) {
+			outcomes.add(CompletableFuture.supplyAsync(() -> decide(store, "counted"), this.callers));
+			while (store.scriptCalls() == sent) {
+				Thread.onSpinWait();
+			}
+			for (int i = 0; i < 5; i++) {
 				outcomes.add(CompletableFuture.supplyAsync(() -> decide(store, "counted"), this.callers));
 			}
 			for (CompletableFuture<Outcome> outcome : outcomes) {
-				assertThat(outcome.get(10, TimeUnit.SECONDS).failure()).isNotNull();
+				assertThat(outcome.get(10, TimeUnit.SECONDS).failure()).isNotNull()
+					.hasMessage("Redis did not answer within 1000ms for policy 'timeouts'");
 			}
+			assertThat(store.scriptCalls() - sent).as("calls sent").isEqualTo(1);
 			awaitResume(); // and the hanging call is answered
 			long remaining = store.tryAcquire(this.policy, "counted", 1).remaining();
-			assertThat(1000 - 1 - remaining).as("timed-out requests counted").isLessThanOrEqualTo(1);
+			assertThat(1000 - remaining).as("requests counted: the hanging one and this one").isEqualTo(2);
 		}
+	}
+
+	@Test
+	void aClosedStoreFailsAtOnce() {
+		RedisRateLimitStore store = store(true, Duration.ofSeconds(30));
+		assertThat(store.tryAcquire(this.policy, "warm-up", 1).allowed()).isTrue();
+		store.close();
+		long start = System.nanoTime();
+		assertThatExceptionOfType(RateLimitStoreException.class)
+			.isThrownBy(() -> store.tryAcquire(this.policy, "warm-up", 1))
+			.withMessageEndingWith("Redis rate limit store is closed");
+		assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(5));
+	}
+
+	@ParameterizedTest(name = "used before closing: {0}")
+	@ValueSource(booleans = { true, false })
+	void closingTheStoreStopsItsTimeoutThread(boolean used) throws Exception {
+		String prefix = "timeouts-" + UUID.randomUUID();
+		RedisRateLimitStore store = RedisRateLimitStore.builder(this.connectionFactory)
+			.keyPrefix(prefix)
+			.timeout(Duration.ofSeconds(30))
+			.build();
+		if (used) {
+			store.tryAcquire(this.policy, "key", 1);
+		}
+		Thread thread = Thread.getAllStackTraces()
+			.keySet()
+			.stream()
+			.filter((candidate) -> candidate.getName().equals("ratelimit-redis-timeouts-" + prefix))
+			.findFirst()
+			.orElseThrow();
+		assertThat(thread.isDaemon()).isTrue();
+		store.close();
+		thread.join(5000);
+		assertThat(thread.isAlive()).isFalse();
 	}
 
 	/**
