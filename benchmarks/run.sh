@@ -72,6 +72,8 @@ redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save "" --appendonly no --d
   --dir "$REDIS_DIR" --logfile "$REDIS_DIR/redis.log"
 for _ in $(seq 1 50); do redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1 && break; sleep 0.1; done
 export RATELIMIT_BENCH_REDIS="127.0.0.1:$REDIS_PORT"
+# This redis-server is the run's own: every Redis trial starts on an empty keyspace (see KeyspaceReset).
+export RATELIMIT_BENCH_FLUSH=true
 echo "== Redis $(redis-server --version | awk '{print $3}') on port $REDIS_PORT"
 
 {

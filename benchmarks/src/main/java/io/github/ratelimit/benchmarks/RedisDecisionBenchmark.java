@@ -54,6 +54,7 @@ public class RedisDecisionBenchmark {
 
 	@Setup(Level.Trial)
 	public void setUp() {
+		KeyspaceReset.beforeTrial(RedisLimiters.server());
 		boolean allowed = this.outcome.equals("allowed");
 		// Allowed: a limit nothing reaches, in windows of 1 s unless -Dbench.allowedWindowSeconds says otherwise
 		// (on 10,000 keys a 1 s window starts anew on about every other request). Rejected: one request per hour, so
