@@ -48,23 +48,17 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# A free port below the kernel's ephemeral range, so that no client connection of the run can take it between
+# this check and the server's bind (a run once lost its sample app to a port that was free when checked).
+EPHEMERAL_LOW=$(awk '{print $1}' /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
 free_port() {
   while true; do
-    local port=$((20000 + RANDOM % 30000))
+    local port=$((10000 + RANDOM % (EPHEMERAL_LOW > 12000 ? EPHEMERAL_LOW - 10000 : 2000)))
     if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
       echo "$port"
       return
     fi
   done
-}
-
-await_http() {
-  for _ in $(seq 1 120); do
-    if curl -fs "$1" >/dev/null 2>&1; then return 0; fi
-    sleep 0.5
-  done
-  echo "Timed out waiting for $1" >&2
-  return 1
 }
 
 REDIS_PORT=$(free_port)
@@ -155,16 +149,26 @@ load() {
   fi
 }
 
-# Starts the sample app with the given profile; sets APP_PORT and APP_PID.
+# Starts the sample app with the given profile; sets APP_PORT and APP_PID. Tries another port if the app exits
+# before it answers (a port taken meanwhile by another process).
 http_app() {
   local profile=$1
-  APP_PORT=$(free_port)
-  java -jar "$SAMPLE_JAR" --server.port="$APP_PORT" --spring.profiles.active="$profile" \
-    --spring.data.redis.host=127.0.0.1 --spring.data.redis.port="$REDIS_PORT" \
-    --ratelimit.policies.resources.limit=2000000000 --logging.level.root=WARN > "$RESULTS/app-$profile.txt" 2>&1 &
-  APP_PID=$!
-  PIDS+=("$APP_PID")
-  await_http "http://127.0.0.1:$APP_PORT/actuator/health"
+  for _ in 1 2 3; do
+    APP_PORT=$(free_port)
+    java -jar "$SAMPLE_JAR" --server.port="$APP_PORT" --spring.profiles.active="$profile" \
+      --spring.data.redis.host=127.0.0.1 --spring.data.redis.port="$REDIS_PORT" \
+      --ratelimit.policies.resources.limit=2000000000 --logging.level.root=WARN > "$RESULTS/app-$profile.txt" 2>&1 &
+    APP_PID=$!
+    PIDS+=("$APP_PID")
+    for _ in $(seq 1 240); do
+      if curl -fs "http://127.0.0.1:$APP_PORT/actuator/health" >/dev/null 2>&1; then return 0; fi
+      kill -0 "$APP_PID" 2>/dev/null || break
+      sleep 0.5
+    done
+    kill "$APP_PID" 2>/dev/null || true
+    echo "Sample app ($profile) did not start on port $APP_PORT; see $RESULTS/app-$profile.txt" >&2
+  done
+  return 1
 }
 
 echo "== HTTP ($(command -v wrk >/dev/null 2>&1 && echo wrk || echo 'Java load generator'), ${HTTP_SECONDS}s per run)"
