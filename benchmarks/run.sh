@@ -92,8 +92,8 @@ jmh() {
 # request passes (ours: tryAcquirePermit), and the whole answer (ours: tryAcquire; Bucket4j: its probe).
 # In rounds of one fork each, every limiter once per round, averaged by the report: on this virtual machine two
 # threads sharing 10,000 keys switch between about 12 and about 30 million decisions a second, in spells of
-# seconds to minutes (two processes with one thread each do not: it is the two cores passing the keys' cache
-# lines to each other), and a slow spell can cover every consecutive fork of one limiter (docs/benchmarks.md).
+# seconds to minutes (two processes with one thread each do not: most likely the two cores passing the keys'
+# cache lines to each other), and a slow spell can cover every consecutive fork of one limiter (docs/benchmarks.md).
 for t in 1 2; do
   for round in $(seq 1 "$FORKS"); do
     name="memory-t$t"
