@@ -8,7 +8,9 @@ import io.lettuce.core.api.StatefulRedisConnection;
 
 /**
  * Counts the commands Redis executed per decision during measurement, from {@code INFO commandstats}: script calls
- * (EVALSHA, EVAL) and every command (those run inside scripts included).
+ * (EVALSHA, EVAL) and every command (those run inside scripts included); and the CPU time {@code redis-server} spent
+ * per decision, from {@code INFO cpu} (its whole process: reading, parsing and replying included), which tells the
+ * work a limiter leaves to Redis apart from the work it does in the client.
  */
 final class CommandCounter {
 
@@ -22,6 +24,10 @@ final class CommandCounter {
 
 	private long measuredDecisions;
 
+	private double cpuSecondsAtStart;
+
+	private double cpuSeconds;
+
 	private boolean counting;
 
 	CommandCounter(RedisURI server) {
@@ -33,7 +39,7 @@ final class CommandCounter {
 	}
 
 	void start() {
-		execute(true);
+		this.cpuSecondsAtStart = cpuSeconds(execute(true));
 		this.decisions.reset();
 		this.counting = true;
 	}
@@ -60,6 +66,7 @@ final class CommandCounter {
 		}
 		this.scripts += scripts;
 		this.total += total;
+		this.cpuSeconds += cpuSeconds(stats) - this.cpuSecondsAtStart;
 		this.measuredDecisions += decided;
 	}
 
@@ -67,9 +74,22 @@ final class CommandCounter {
 		if (this.measuredDecisions == 0) {
 			return;
 		}
-		System.out.printf("%nREDIS-COMMANDS %s: %.3f script calls and %.3f commands per decision (%d decisions)%n",
+		System.out.printf(
+				"%nREDIS-COMMANDS %s: %.3f script calls and %.3f commands per decision (%d decisions), "
+						+ "redis-server CPU %.2f us per decision%n",
 				label, (double) this.scripts / this.measuredDecisions, (double) this.total / this.measuredDecisions,
-				this.measuredDecisions);
+				this.measuredDecisions, this.cpuSeconds * 1e6 / this.measuredDecisions);
+	}
+
+	/** The CPU seconds (user and system) of {@code redis-server} so far, from the {@code INFO cpu} section. */
+	private static double cpuSeconds(String info) {
+		double seconds = 0;
+		for (String line : info.split("\r\n")) {
+			if (line.startsWith("used_cpu_user:") || line.startsWith("used_cpu_sys:")) {
+				seconds += Double.parseDouble(line.substring(line.indexOf(':') + 1).trim());
+			}
+		}
+		return seconds;
 	}
 
 	private String execute(boolean reset) {
@@ -77,9 +97,9 @@ final class CommandCounter {
 		try (StatefulRedisConnection<String, String> connection = client.connect()) {
 			if (reset) {
 				connection.sync().configResetstat();
-				return "";
+				return connection.sync().info("cpu");
 			}
-			return connection.sync().info("commandstats");
+			return connection.sync().info("commandstats") + connection.sync().info("cpu");
 		}
 		finally {
 			client.shutdown();

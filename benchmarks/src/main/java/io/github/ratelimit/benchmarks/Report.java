@@ -269,7 +269,7 @@ public final class Report {
 		if (this.commands.isEmpty()) {
 			return;
 		}
-		out.append("\n### Redis commands per decision (INFO commandstats, during measurement)\n\n");
+		out.append("\n### Redis commands and redis-server CPU per decision (INFO commandstats and INFO cpu, during measurement)\n\n");
 		out.append("| limiter | keys | outcome | threads | per decision |\n|---|---|---|---|---|\n");
 		this.commands.forEach((label, value) -> out.append("| ").append(label).append(" | ").append(value).append(" |\n"));
 	}
