@@ -2,7 +2,7 @@
 # Runs every benchmark on this machine, side by side with the peers, in bounded time, and prints one report of
 # figures and ratios (also written to benchmarks/results/report.md).
 #
-#   benchmarks/run.sh           # the full run, about 100 minutes on 2 cores
+#   benchmarks/run.sh           # the full run, about 90 minutes on 2 cores
 #   benchmarks/run.sh --quick   # shorter iterations, about 15 minutes: for a first look, not for the record
 #
 # Needs a JDK 17+, Maven, redis-server and redis-cli. Uses wrk for the HTTP part when installed
