@@ -24,6 +24,8 @@ final class CommandCounter {
 
 	private long measuredDecisions;
 
+	private long scriptMicros;
+
 	private double cpuSecondsAtStart;
 
 	private double cpuSeconds;
@@ -61,6 +63,8 @@ final class CommandCounter {
 				total += calls;
 				if (name.equals("evalsha") || name.equals("eval")) {
 					scripts += calls;
+					String usec = rest.substring(rest.indexOf("usec=") + "usec=".length());
+					this.scriptMicros += Long.parseLong(usec.substring(0, usec.indexOf(',')));
 				}
 			}
 		}
@@ -76,9 +80,10 @@ final class CommandCounter {
 		}
 		System.out.printf(
 				"%nREDIS-COMMANDS %s: %.3f script calls and %.3f commands per decision (%d decisions), "
-						+ "redis-server CPU %.2f us per decision%n",
+						+ "redis-server CPU %.2f us per decision (%.2f of them inside scripts)%n",
 				label, (double) this.scripts / this.measuredDecisions, (double) this.total / this.measuredDecisions,
-				this.measuredDecisions, this.cpuSeconds * 1e6 / this.measuredDecisions);
+				this.measuredDecisions, this.cpuSeconds * 1e6 / this.measuredDecisions,
+				(double) this.scriptMicros / this.measuredDecisions);
 	}
 
 	/** The CPU seconds (user and system) of {@code redis-server} so far, from the {@code INFO cpu} section. */
