@@ -58,13 +58,11 @@ final class CommandCounter {
 		for (String line : stats.split("\r\n")) {
 			if (line.startsWith("cmdstat_") && !line.startsWith("cmdstat_info") && !line.startsWith("cmdstat_config")) {
 				String name = line.substring("cmdstat_".length(), line.indexOf(':'));
-				String rest = line.substring(line.indexOf("calls=") + "calls=".length());
-				long calls = Long.parseLong(rest.substring(0, rest.indexOf(',')));
+				long calls = field(line, "calls");
 				total += calls;
 				if (name.equals("evalsha") || name.equals("eval")) {
 					scripts += calls;
-					String usec = rest.substring(rest.indexOf("usec=") + "usec=".length());
-					this.scriptMicros += Long.parseLong(usec.substring(0, usec.indexOf(',')));
+					this.scriptMicros += field(line, "usec");
 				}
 			}
 		}
@@ -84,6 +82,12 @@ final class CommandCounter {
 				label, (double) this.scripts / this.measuredDecisions, (double) this.total / this.measuredDecisions,
 				this.measuredDecisions, this.cpuSeconds * 1e6 / this.measuredDecisions,
 				(double) this.scriptMicros / this.measuredDecisions);
+	}
+
+	/** A number of a {@code cmdstat_} line: {@code cmdstat_evalsha:calls=12,usec=345,usec_per_call=28.75,...}. */
+	private static long field(String line, String name) {
+		int start = line.indexOf(name + "=") + name.length() + 1;
+		return Long.parseLong(line.substring(start, line.indexOf(',', start)));
 	}
 
 	/** The CPU seconds (user and system) of {@code redis-server} so far, from the {@code INFO cpu} section. */
