@@ -1,5 +1,6 @@
 package io.github.ratelimit;
 
+import io.github.ratelimit.internal.Durations;
 import java.time.Duration;
 
 /**

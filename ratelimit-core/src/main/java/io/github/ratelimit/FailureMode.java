@@ -1,7 +1,7 @@
 package io.github.ratelimit;
 
 /**
- * What a {@link RateLimiter} does when its store cannot decide in time (an outage, a timeout, an open circuit).
+ * What a {@link io.github.ratelimit.limiter.RateLimiter} does when its store cannot decide in time (an outage, a timeout, an open circuit).
  *
  * @since 0.1.0
  */

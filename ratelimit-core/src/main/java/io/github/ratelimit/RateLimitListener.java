@@ -1,7 +1,7 @@
 package io.github.ratelimit;
 
 /**
- * Callback for what a {@link RateLimiter} decides, for metrics and audit. Called on the request thread: keep it
+ * Callback for what a {@link io.github.ratelimit.limiter.RateLimiter} decides, for metrics and audit. Called on the request thread: keep it
  * fast and never throw.
  *
  * @since 0.1.0

@@ -1,5 +1,7 @@
 package io.github.ratelimit;
 
+import io.github.ratelimit.internal.Durations;
+import io.github.ratelimit.internal.Checks;
 import java.time.Duration;
 import java.util.Objects;
 
@@ -22,6 +24,13 @@ public final class RateLimitPolicy {
 
 	/** Longest window: far beyond any sensible use, short enough that {@code now + 2·window} stays exact. */
 	static final long MAX_WINDOW_MILLIS = 1L << 50;
+
+	/**
+	 * The most entries a {@link Algorithm#SLIDING_LOG} key may need: its log holds one entry per millisecond with an
+	 * admission, so at most {@code min(limit, window in ms)}. A decision may read the whole log (Redis: about 1.4 µs
+	 * an entry, inside a script that blocks every other command), so this bounds it to about 15 ms.
+	 */
+	public static final long MAX_SLIDING_LOG_ENTRIES = 10_000;
 
 	private final String name;
 
@@ -72,6 +81,12 @@ public final class RateLimitPolicy {
 		}
 		if (this.burst > MAX_EXACT / 4) {
 			throw new IllegalArgumentException("'burst' must be at most " + MAX_EXACT / 4 + " but was " + this.burst);
+		}
+		if (this.algorithm == Algorithm.SLIDING_LOG && Math.min(this.limit, this.windowMillis) > MAX_SLIDING_LOG_ENTRIES) {
+			throw new IllegalArgumentException("'limit' " + this.limit + " per '" + Durations.format(this.window)
+					+ "' is too large for SLIDING_LOG, which keeps an entry per admitted millisecond: up to "
+					+ Math.min(this.limit, this.windowMillis) + " per key, more than " + MAX_SLIDING_LOG_ENTRIES
+					+ " (each decision may read them all); use SLIDING_COUNTER, which keeps two counters per key");
 		}
 		if (this.algorithm == Algorithm.SLIDING_COUNTER && multiplyExceeds(this.limit, this.windowMillis, MAX_EXACT / 4)) {
 			// The estimate compares previous·(window - elapsed) + (current + cost)·window with limit·window.

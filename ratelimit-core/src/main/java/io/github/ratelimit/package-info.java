@@ -1,5 +1,5 @@
 /**
- * The rate limiting model: policies, algorithms, decisions and the {@link io.github.ratelimit.RateLimiter} that
+ * The rate limiting model: policies, algorithms, decisions and the {@link io.github.ratelimit.limiter.RateLimiter} that
  * applies them. Nothing in this module depends on Spring.
  */
 @NullMarked

@@ -1,5 +1,6 @@
 package io.github.ratelimit;
 
+import io.github.ratelimit.internal.Durations;
 import java.time.Duration;
 
 import org.junit.jupiter.api.Test;
@@ -41,6 +42,18 @@ class RateLimitPolicyTests {
 				.window(Duration.ofDays(1)).build())
 			.withMessageStartingWith("'limit' × 'window' is too large for exact arithmetic with LEAKY_BUCKET (limit 999983, "
 					+ "window '1d', burst 1099511627776)");
+	}
+
+	@Test
+	void aSlidingLogTooLongForOneDecisionToReadIsRejectedInFavourOfTheSlidingCounter() {
+		RateLimitPolicy.Builder log = RateLimitPolicy.builder("p").algorithm(Algorithm.SLIDING_LOG);
+		assertThatIllegalArgumentException().isThrownBy(() -> log.limit(20_000).window(Duration.ofMinutes(1)).build())
+			.withMessageContaining("'limit' 20000 per '1m' is too large for SLIDING_LOG")
+			.withMessageContaining("up to 20000 per key, more than 10000")
+			.withMessageContaining("use SLIDING_COUNTER");
+		// The log holds one entry per admitted millisecond, so a huge limit over a short window is fine.
+		assertThat(log.limit(1_000_000_000).window(Duration.ofSeconds(1)).build().limit()).isEqualTo(1_000_000_000);
+		assertThat(log.limit(10_000).window(Duration.ofHours(1)).build().limit()).isEqualTo(10_000);
 	}
 
 	@Test

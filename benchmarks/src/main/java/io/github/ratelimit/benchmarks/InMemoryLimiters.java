@@ -8,7 +8,7 @@ import io.github.bucket4j.ConsumptionProbe;
 import io.github.ratelimit.Algorithm;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.RateLimitPolicy;
-import io.github.ratelimit.RateLimiter;
+import io.github.ratelimit.limiter.RateLimiter;
 import io.github.ratelimit.memory.InMemoryRateLimitStore;
 import io.github.resilience4j.ratelimiter.RateLimiterConfig;
 
@@ -36,11 +36,11 @@ final class InMemoryLimiters {
 		};
 	}
 
-	/** Whether the request passes, nothing more: as Bucket4j's {@code tryConsume} answers. */
+	/** Whether the request passes, as Bucket4j's {@code tryConsume} answers, from the decision requests take. */
 	private static Limiter ours(Algorithm algorithm, long limit, Duration window, int keys) {
 		RateLimitPolicy policy = policy(algorithm, limit, window);
 		RateLimiter limiter = RateLimiter.of(InMemoryRateLimitStore.create(Math.max(keys * 2L, 1000)));
-		return (key) -> limiter.tryAcquirePermit(policy, key);
+		return (key) -> limiter.tryAcquire(policy, key).allowed();
 	}
 
 	/** The whole decision, with what the headers need, as the annotation asks for it. */

@@ -19,7 +19,7 @@ import io.github.bucket4j.redis.lettuce.Bucket4jLettuce;
 import io.github.bucket4j.redis.lettuce.cas.LettuceBasedProxyManager;
 import io.github.ratelimit.Algorithm;
 import io.github.ratelimit.RateLimitPolicy;
-import io.github.ratelimit.RateLimiter;
+import io.github.ratelimit.limiter.RateLimiter;
 import io.github.ratelimit.redis.RedisRateLimitStore;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;

@@ -182,7 +182,7 @@ public final class Report {
 				target(oursWhole / bucket4jWhole >= 1.0, shape + "with the whole answer, ours / Bucket4j's probe = "
 						+ ratio(oursWhole, bucket4jWhole) + " (target >= 1.0)");
 				double alloc = score(memory, "decide:gc.alloc.rate.norm", "thrpt", threads, keys, OURS, null);
-				target(alloc < 1, shape + "ours (tryAcquirePermit) allocates " + bytes(alloc)
+				target(alloc < 1, shape + "ours (tryAcquire) allocates " + bytes(alloc)
 						+ " B per decision (target: nothing)");
 			}
 		}

@@ -22,8 +22,12 @@ final class FixedWindow extends KeyState {
 	/** The time of the last admission; time never runs backwards for a key. */
 	private long last = Long.MIN_VALUE;
 
+	FixedWindow(String key) {
+		super(key);
+	}
+
 	@Override
-	Decision acquire(RateLimitPolicy policy, long now, long cost, boolean detailed) {
+	Decision acquire(RateLimitPolicy policy, long now, long cost) {
 		long limit = policy.limit();
 		long window = policy.windowMillis();
 		now = Math.max(now, this.last);
@@ -31,13 +35,13 @@ final class FixedWindow extends KeyState {
 		long count = (this.start == start) ? this.count : 0;
 		long reset = start + window - now;
 		if (cost > limit || count + cost > limit) {
-			return reject(policy, detailed, limit - count, reset, (cost > limit) ? Decision.NEVER : reset);
+			return Decision.rejected(policy.capacity(), limit - count, reset, (cost > limit) ? Decision.NEVER : reset);
 		}
 		count += cost;
 		this.start = start;
 		this.count = count;
 		this.last = now;
-		return admit(policy, detailed, limit - count, reset);
+		return Decision.allowed(policy.capacity(), limit - count, reset);
 	}
 
 	@Override

@@ -2,58 +2,109 @@ package io.github.ratelimit.memory;
 
 import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
-import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.RateLimitPolicy;
 import io.github.ratelimit.TimeSource;
 import io.github.ratelimit.store.RateLimitStore;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A {@link RateLimitStore} that keeps its counters in this process: exact under concurrency, bounded in size, and
  * with no background thread.
  * <p>
  * Each key's state is updated under its own (spin) lock, so concurrent requests for one key are decided one after
- * the other and different keys never contend. The store holds at most {@code maxKeys} keys across all policies. When it
- * is full it first drops the keys whose state has expired (their counters are back to fresh, so nothing is
- * forgotten); if every key is still live, a request for a <em>new</em> key is rejected until one expires, rather
- * than evicting a live key and forgetting its count. Keys already tracked keep exact counts whatever the load.
+ * the other, different keys never contend, and a decision on a key already held takes no lock shared with other
+ * keys (but for the rare decision that doubles the units the key holds, see below).
+ * <p>
+ * <strong>Bounds.</strong> The store holds at most {@link Builder#maxKeysPerPolicy(long) maxKeysPerPolicy} keys of
+ * any one policy and at most {@link Builder#maxKeys(long) maxKeys} keys in all. It never rejects a request because it
+ * is full: to make room for a new key it drops a key of the same policy if that policy is at its bound, else, if the
+ * total is reached, a key of the policy holding the most keys. A flood of new keys on one policy therefore evicts
+ * that policy's keys first, and takes keys from another policy only while that one holds more keys than the flooded
+ * one (sharing the total bound max-min fairly); with per-policy bounds adding up to no more than the total, policies
+ * never evict each other's keys.
+ * <p>
+ * <strong>Which key goes.</strong> Within a policy, the key whose state is nearest a fresh one's:
+ * <ol>
+ * <li>a key whose state has expired, that is, is back to fresh: nothing is forgotten, and it does not count as an
+ * {@link #evictions() eviction};
+ * <li>else the key that has held the fewest units against its client: keys are ranked by the most units
+ * ({@code capacity - remaining}) they have held after any decision, rounded down to a power of two (1, 2–3, 4–7,
+ * ...), and the oldest key of the lowest rank goes.
+ * </ol>
+ * A key that comes back after an eviction starts fresh, so an eviction forgives what its state still held against the
+ * client: {@code capacity - remaining} at that moment, the extra units the client can now be admitted.
+ * <strong>Worst case:</strong> with {@code c} the smallest, over the policy's keys, of the most units each has held,
+ * every key on the lowest rank list has held fewer than {@code 2c}, so an eviction forgives at most {@code 2c - 1}
+ * units. In particular a key that has only ever held one unit, as every key of a flood of new keys has, goes before
+ * any key that has held more, and forgives at most one unit: a flood of distinct keys evicts its own keys, one unit
+ * forgiven per key evicted, and can neither lock a client out nor buy a nearly used-up client a fresh quota. Keys
+ * held keep exact counts whatever the load.
+ * <p>
+ * <strong>Cost.</strong> Nothing scans the keys. Each policy's keys are also in an expiry min-heap and on rank lists
+ * (see {@code PolicyTable}), both intrusive and guarded by a per-policy monitor that decisions on known keys do not
+ * take. Finding an expired key takes {@code O(1)} to see there is none, or {@code O(log n)} amortised per admission
+ * (a key's heap entry is refreshed lazily, at most once per admission since the last refresh); finding the lowest
+ * rank takes {@code O(1)}; inserting or dropping a key takes {@code O(log n)}. A key moves to a higher rank list (under
+ * the policy's monitor) at most {@code 1 + log2(capacity)} times while held, and never down: a key that has held many
+ * units stays ranked high while it lives, erring towards keeping it. Both choices are exact and deterministic, unlike
+ * sampled eviction, so the guarantees above always hold rather than with high probability. When the total bound is
+ * reached, choosing the policy to evict from reads the size of each policy, {@code O(p)} in the number of policies,
+ * which the configuration fixes. Each new key also drops an expired key if it finds one at once, so memory follows
+ * the live keys without a background thread.
+ * <p>
+ * <strong>Memory.</strong> A key takes a couple of hundred bytes (its state, map entry, key string and heap slot),
+ * except under {@code SLIDING_LOG}, whose log holds up to {@code min(limit, window in ms, admitted requests in a
+ * window)} entries of 16 bytes in arrays that only grow while the key is held: up to about
+ * {@code 32·min(limit, window)} bytes more per key, which the bounds on keys do not cap.
  *
  * @since 0.1.0
  */
 public final class InMemoryRateLimitStore implements RateLimitStore {
 
+	/** The default of {@link Builder#maxKeys(long)}: at most 100,000 keys in all. */
+	public static final long DEFAULT_MAX_KEYS = 100_000;
+
+	/**
+	 * The default of {@link Builder#maxKeysPerPolicy(long)}: the same as {@link #DEFAULT_MAX_KEYS}, so that an
+	 * application with one busy policy can use the whole store; a flood on one policy then evicts its own keys, and
+	 * another policy's only while that one holds more keys than the flooded one.
+	 */
+	public static final long DEFAULT_MAX_KEYS_PER_POLICY = DEFAULT_MAX_KEYS;
+
+	/** The most keys of one policy, whatever the bounds: the size of the largest array a policy's heap can use. */
+	private static final int MAX_KEYS_PER_TABLE = Integer.MAX_VALUE - 8;
+
 	private static final Logger logger = System.getLogger(InMemoryRateLimitStore.class.getName());
 
-	private static final long FULL_WARNING_INTERVAL_MILLIS = 60_000;
+	private static final long EVICTION_WARNING_INTERVAL_MILLIS = 60_000;
 
 	private final TimeSource clock;
 
 	private final long maxKeys;
 
-	private final Map<RateLimitPolicy, ConcurrentHashMap<String, KeyState>> tables = new ConcurrentHashMap<>();
+	private final int maxKeysPerPolicy;
 
-	private final AtomicLong size = new AtomicLong();
+	private final ConcurrentHashMap<RateLimitPolicy, PolicyTable> tables = new ConcurrentHashMap<>();
 
-	/** No key expires before this time, so a purge before it would find nothing. */
-	private final AtomicLong nextPurgeAt = new AtomicLong(Long.MAX_VALUE);
+	/** Keys held across policies, plus slots reserved by insertions in flight; never above {@code maxKeys}. */
+	private final AtomicLong held = new AtomicLong();
 
-	private final AtomicBoolean purging = new AtomicBoolean();
+	private final AtomicLong evictions = new AtomicLong();
 
-	private final AtomicLong lastFullWarningAt = new AtomicLong(Long.MIN_VALUE);
+	private final AtomicLong lastEvictionWarningAt = new AtomicLong(Long.MIN_VALUE);
 
-	private final AtomicLong rejectedNewKeys = new AtomicLong();
-
-	private InMemoryRateLimitStore(TimeSource clock, long maxKeys) {
+	private InMemoryRateLimitStore(TimeSource clock, long maxKeys, long maxKeysPerPolicy) {
 		this.clock = clock;
 		this.maxKeys = maxKeys;
+		this.maxKeysPerPolicy = (int) Math.min(Math.min(maxKeysPerPolicy, maxKeys), MAX_KEYS_PER_TABLE);
 	}
 
 	/**
-	 * Create a store on the system clock holding at most the given number of keys.
+	 * Create a store on the system clock holding at most the given number of keys, of one policy or in all.
 	 * @param maxKeys the maximum number of keys, at least 1
 	 * @return the store
 	 */
@@ -71,86 +122,119 @@ public final class InMemoryRateLimitStore implements RateLimitStore {
 
 	@Override
 	public Decision tryAcquire(RateLimitPolicy policy, String key, long cost) {
-		return acquire(policy, key, cost, true);
+		if (cost < 1) {
+			throw new IllegalArgumentException("'cost' must be at least 1 but was " + cost);
+		}
+		long now = this.clock.currentTimeMillis();
+		PolicyTable table = this.tables.get(policy);
+		if (table != null) {
+			// The common path, a known key, kept small so that the JIT can inline it whole.
+			KeyState state = table.states.get(key);
+			if (state != null) {
+				Decision decision = acquire(table, state, now, cost);
+				if (decision != null) {
+					return decision;
+				}
+			}
+		}
+		return acquireNewKey(policy, key, cost, now);
+	}
+
+	/**
+	 * Decide on a state found in the table.
+	 * @return the decision, or {@code null} if the state was dropped meanwhile
+	 */
+	private static @Nullable Decision acquire(PolicyTable table, KeyState state, long now, long cost) {
+		Decision decision;
+		boolean promote;
+		state.lock();
+		try {
+			if (state.retired) {
+				return null;
+			}
+			decision = state.acquire(table.policy, now, cost);
+			promote = state.raiseRank(decision);
+		}
+		finally {
+			state.unlock();
+		}
+		if (promote) {
+			table.promote(state); // after unlocking: the table's monitor comes first in the lock order
+		}
+		return decision;
+	}
+
+	private Decision acquireNewKey(RateLimitPolicy policy, String key, long cost, long now) {
+		PolicyTable table = this.tables.computeIfAbsent(policy,
+				(p) -> new PolicyTable(p, this.maxKeysPerPolicy, this.held, this.evictions));
+		long evictionsBefore = this.evictions.get();
+		try {
+			while (true) {
+				KeyState state = table.states.get(key);
+				if (state != null) {
+					Decision decision = acquire(table, state, now, cost);
+					if (decision != null) {
+						return decision;
+					}
+					continue; // dropped meanwhile: look again
+				}
+				reserve(table, now);
+				Decision decision = table.acquireNew(key, cost, now);
+				if (decision != null) {
+					return decision;
+				}
+				this.held.decrementAndGet(); // inserted by another thread meanwhile: decide on its state
+			}
+		}
+		finally {
+			if (this.evictions.get() != evictionsBefore) {
+				warnOfEvictions(policy, now);
+			}
+		}
+	}
+
+	/**
+	 * Reserve a slot for a new key of {@code table} in the count of keys held, making room if the total is reached:
+	 * in {@code table} itself if it is at its own bound (it must evict anyway), else in the table holding the most
+	 * keys.
+	 */
+	private void reserve(PolicyTable table, long now) {
+		while (true) {
+			long held = this.held.get();
+			if (held < this.maxKeys) {
+				if (this.held.compareAndSet(held, held + 1)) {
+					return;
+				}
+				continue;
+			}
+			PolicyTable victim = table;
+			int size = table.size();
+			if (!table.isFull()) {
+				for (PolicyTable candidate : this.tables.values()) {
+					int candidateSize = candidate.size();
+					if (candidateSize > size) {
+						victim = candidate;
+						size = candidateSize;
+					}
+				}
+			}
+			// Declines if it shrank since: another thread made room meanwhile, and the choice is stale.
+			if (!victim.evictOne(now, size)) {
+				Thread.yield(); // or every slot is reserved by an insertion in flight: let one finish
+			}
+		}
 	}
 
 	/**
 	 * {@inheritDoc}
 	 * <p>
-	 * Allocates nothing for a key already held.
+	 * The key's state is dropped at once; a decision on it in progress completes, and the next one starts fresh.
 	 */
 	@Override
-	public boolean tryAcquirePermit(RateLimitPolicy policy, String key, long cost) {
-		return acquire(policy, key, cost, false).allowed();
-	}
-
-	/**
-	 * Decide; when {@code detailed} is false, answer with a shared decision that only says whether the units were
-	 * taken, instead of a new one.
-	 */
-	private Decision acquire(RateLimitPolicy policy, String key, long cost, boolean detailed) {
-		if (cost < 1) {
-			throw new IllegalArgumentException("'cost' must be at least 1 but was " + cost);
-		}
-		long now = this.clock.currentTimeMillis();
-		ConcurrentHashMap<String, KeyState> table = this.tables.get(policy);
+	public void reset(RateLimitPolicy policy, String key) {
+		PolicyTable table = this.tables.get(policy);
 		if (table != null) {
-			// The common path, a known key, kept small so that the JIT can inline it whole.
-			KeyState state = table.get(key);
-			if (state != null) {
-				state.lock();
-				try {
-					if (!state.retired) {
-						return state.acquire(policy, now, cost, detailed);
-					}
-				}
-				finally {
-					state.unlock();
-				}
-			}
-		}
-		return acquireNewKey(policy, key, cost, now, detailed);
-	}
-
-	private Decision acquireNewKey(RateLimitPolicy policy, String key, long cost, long now, boolean detailed) {
-		ConcurrentHashMap<String, KeyState> table = this.tables.computeIfAbsent(policy,
-				(p) -> new ConcurrentHashMap<>());
-		while (true) {
-			KeyState state = table.get(key);
-			boolean created = false;
-			if (state == null) {
-				if (!reserve(now)) {
-					return rejectNewKey(policy, now);
-				}
-				KeyState fresh = KeyState.create(policy.algorithm());
-				state = table.putIfAbsent(key, fresh);
-				if (state == null) {
-					state = fresh;
-					created = true;
-				}
-				else {
-					this.size.decrementAndGet();
-				}
-			}
-			Decision decision;
-			long expiresAt;
-			state.lock();
-			try {
-				if (state.retired) {
-					table.remove(key, state); // purged or cleared meanwhile: make room for a fresh state
-					continue;
-				}
-				decision = state.acquire(policy, now, cost, detailed);
-				expiresAt = created ? state.expiresAt(policy) : Long.MAX_VALUE;
-			}
-			finally {
-				state.unlock();
-			}
-			// A key's expiry only moves later as it is used, so tracking new keys keeps the earliest one known.
-			if (created && expiresAt < this.nextPurgeAt.get()) {
-				this.nextPurgeAt.accumulateAndGet(expiresAt, Math::min);
-			}
-			return decision;
+			table.reset(key);
 		}
 	}
 
@@ -160,130 +244,64 @@ public final class InMemoryRateLimitStore implements RateLimitStore {
 	}
 
 	/**
-	 * Return the number of keys held.
-	 * @return the number of keys
+	 * Return the number of keys held, across policies.
+	 * @return the number of keys, at most {@code maxKeys}
 	 */
 	public long size() {
-		return this.size.get();
+		return this.held.get();
 	}
 
 	/**
-	 * Return how many requests for a new key were rejected because the store was full of live keys.
-	 * @return the number of rejected requests
+	 * Return the number of keys held for one policy.
+	 * @param policy the policy
+	 * @return the number of keys, at most {@code maxKeysPerPolicy}
 	 */
-	public long rejectedNewKeys() {
-		return this.rejectedNewKeys.get();
+	public long size(RateLimitPolicy policy) {
+		PolicyTable table = this.tables.get(policy);
+		return (table != null) ? table.size() : 0;
 	}
 
 	/**
-	 * Drop every key whose state has expired.
+	 * Return how many live keys were evicted to make room for new ones: each forgave what its state held against its
+	 * client. Keys dropped because they had expired forgave nothing and are not counted.
+	 * @return the number of keys evicted
+	 */
+	public long evictions() {
+		return this.evictions.get();
+	}
+
+	/**
+	 * Drop every key whose state has expired, to release its memory at once; the store otherwise drops expired keys
+	 * as new keys come, without scanning. Takes {@code O(log n)} per key dropped.
 	 * @return the number of keys dropped
 	 */
 	public int purgeExpired() {
-		return Math.max(0, purge(this.clock.currentTimeMillis()));
+		long now = this.clock.currentTimeMillis();
+		int dropped = 0;
+		for (PolicyTable table : this.tables.values()) {
+			dropped += table.purgeExpired(now);
+		}
+		return dropped;
 	}
 
 	/**
 	 * Forget every counter, for tests.
 	 */
 	public void clear() {
-		this.tables.values().forEach((table) -> table.forEach((key, state) -> {
-			retire(state);
-			table.remove(key, state);
-		}));
+		this.tables.values().forEach(PolicyTable::clear);
 	}
 
-	private void retire(KeyState state) {
-		state.lock();
-		try {
-			if (!state.retired) {
-				state.retired = true;
-				this.size.decrementAndGet();
-			}
-		}
-		finally {
-			state.unlock();
-		}
-	}
-
-	private boolean reserve(long now) {
-		for (int attempt = 0; attempt < 100; attempt++) {
-			long current = this.size.get();
-			if (current >= this.maxKeys) {
-				if (now < this.nextPurgeAt.get()) {
-					return false;
-				}
-				int purged = purge(now);
-				if (purged == 0) {
-					return false;
-				}
-				if (purged < 0) {
-					Thread.yield(); // another thread is purging: look again once it has made room
-				}
-				continue;
-			}
-			if (this.size.compareAndSet(current, current + 1)) {
-				return true;
-			}
-		}
-		return false;
-	}
-
-	/**
-	 * Drop the keys that have expired by {@code now}.
-	 * @return how many were dropped, or -1 if another thread is purging
-	 */
-	private int purge(long now) {
-		if (!this.purging.compareAndSet(false, true)) {
-			return -1;
-		}
-		try {
-			int purged = 0;
-			long earliest = Long.MAX_VALUE;
-			// Keys created during the scan lower this again; the scan's own minimum is merged in at the end.
-			this.nextPurgeAt.set(Long.MAX_VALUE);
-			for (Map.Entry<RateLimitPolicy, ConcurrentHashMap<String, KeyState>> table : this.tables.entrySet()) {
-				RateLimitPolicy policy = table.getKey();
-				for (Map.Entry<String, KeyState> entry : table.getValue().entrySet()) {
-					KeyState state = entry.getValue();
-					state.lock();
-					try {
-						long expiresAt = state.expiresAt(policy);
-						if (expiresAt <= now && !state.retired) {
-							state.retired = true;
-							table.getValue().remove(entry.getKey(), state);
-							this.size.decrementAndGet();
-							purged++;
-						}
-						else {
-							earliest = Math.min(earliest, expiresAt);
-						}
-					}
-					finally {
-						state.unlock();
-					}
-				}
-			}
-			this.nextPurgeAt.accumulateAndGet(earliest, Math::min);
-			return purged;
-		}
-		finally {
-			this.purging.set(false);
-		}
-	}
-
-	private Decision rejectNewKey(RateLimitPolicy policy, long now) {
-		this.rejectedNewKeys.incrementAndGet();
-		long lastWarning = this.lastFullWarningAt.get();
+	private void warnOfEvictions(RateLimitPolicy policy, long now) {
+		long lastWarning = this.lastEvictionWarningAt.get();
 		boolean due = lastWarning == Long.MIN_VALUE || now < lastWarning
-				|| now - lastWarning >= FULL_WARNING_INTERVAL_MILLIS;
-		if (due && this.lastFullWarningAt.compareAndSet(lastWarning, now)) {
-			logger.log(Level.WARNING, () -> "In-memory rate limit store is full (" + this.maxKeys
-					+ " live keys): requests for new keys are rejected until keys expire. Raise ratelimit.memory.max-keys "
-					+ "or use the Redis store. (Policy '" + policy.name() + "'; logged at most once a minute.)");
+				|| now - lastWarning >= EVICTION_WARNING_INTERVAL_MILLIS;
+		if (due && this.lastEvictionWarningAt.compareAndSet(lastWarning, now)) {
+			logger.log(Level.WARNING, () -> "In-memory rate limit store is full (" + this.maxKeys + " keys, "
+					+ this.maxKeysPerPolicy + " per policy): evicting live keys, the least used first, which start "
+					+ "afresh if they come back. Raise the bounds (ratelimit.memory.*) or use the Redis store. "
+					+ "(Policy '" + policy.name() + "'; evictions so far: " + this.evictions.get()
+					+ "; logged at most once a minute.)");
 		}
-		long retry = Math.max(1, this.nextPurgeAt.get() - now);
-		return Decision.rejected(policy.capacity(), 0, retry, retry);
 	}
 
 	/**
@@ -293,7 +311,9 @@ public final class InMemoryRateLimitStore implements RateLimitStore {
 
 		private TimeSource clock = TimeSource.system();
 
-		private long maxKeys = 100_000;
+		private long maxKeys = DEFAULT_MAX_KEYS;
+
+		private long maxKeysPerPolicy = DEFAULT_MAX_KEYS_PER_POLICY;
 
 		private Builder() {
 		}
@@ -309,7 +329,8 @@ public final class InMemoryRateLimitStore implements RateLimitStore {
 		}
 
 		/**
-		 * Set the maximum number of keys held across all policies; 100,000 by default.
+		 * Set the maximum number of keys held across all policies;
+		 * {@value InMemoryRateLimitStore#DEFAULT_MAX_KEYS} by default.
 		 * @param maxKeys the maximum, at least 1
 		 * @return this builder
 		 */
@@ -322,11 +343,28 @@ public final class InMemoryRateLimitStore implements RateLimitStore {
 		}
 
 		/**
+		 * Set the maximum number of keys held for any one policy;
+		 * {@value InMemoryRateLimitStore#DEFAULT_MAX_KEYS_PER_POLICY} by default. A value above
+		 * {@link #maxKeys(long) maxKeys} acts as {@code maxKeys}. Per-policy bounds that add up to no more than
+		 * {@code maxKeys} keep a flood on one policy from evicting any other policy's keys.
+		 * @param maxKeysPerPolicy the maximum, at least 1
+		 * @return this builder
+		 */
+		public Builder maxKeysPerPolicy(long maxKeysPerPolicy) {
+			if (maxKeysPerPolicy < 1) {
+				throw new IllegalArgumentException(
+						"'maxKeysPerPolicy' must be at least 1 but was " + maxKeysPerPolicy);
+			}
+			this.maxKeysPerPolicy = maxKeysPerPolicy;
+			return this;
+		}
+
+		/**
 		 * Build the store.
 		 * @return the store
 		 */
 		public InMemoryRateLimitStore build() {
-			return new InMemoryRateLimitStore(this.clock, this.maxKeys);
+			return new InMemoryRateLimitStore(this.clock, this.maxKeys, this.maxKeysPerPolicy);
 		}
 
 	}

@@ -6,6 +6,7 @@ import java.lang.invoke.VarHandle;
 import io.github.ratelimit.Algorithm;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.RateLimitPolicy;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The mutable state of one key under one policy. Every method is called with this state {@link #lock() locked}; a
@@ -15,6 +16,9 @@ import io.github.ratelimit.RateLimitPolicy;
  * The lock is a small spin lock rather than a monitor: a decision holds it for a few dozen nanoseconds, so under
  * contention on a hot key spinning briefly beats parking, and it never inflates. A waiter yields its time slice
  * after a short spin, in case the holder was descheduled.
+ * <p>
+ * A state also carries the bookkeeping of its {@link PolicyTable} (its place in the table's expiry heap and rank
+ * lists), intrusively, so that tracking a key allocates nothing beyond the state itself.
  */
 abstract class KeyState {
 
@@ -34,14 +38,37 @@ abstract class KeyState {
 	@SuppressWarnings("unused") // accessed through LOCK
 	private volatile int lock;
 
-	/** Whether this state was removed from its table. Guarded by the lock. */
+	/** Whether this state was removed from its table. Guarded by the lock, and set under the table's lock too. */
 	boolean retired;
 
-	/** What {@code acquire} answers, when not detailed, for units taken; its other values mean nothing. */
-	static final Decision PERMITTED = new Decision(true, 0, 0, 0, 0, Decision.Origin.STORE);
+	/**
+	 * The rank of the most units this state has held against its client: {@link #rankOf(long)} of the largest
+	 * {@code capacity - remaining} after any of its decisions. Only rises. Guarded by the lock.
+	 */
+	int rank;
 
-	/** What {@code acquire} answers, when not detailed, for units not taken. */
-	static final Decision DENIED = new Decision(false, 0, 0, 0, 0, Decision.Origin.STORE);
+	/** The key, to remove this state from its table. */
+	final String key;
+
+	// The table's bookkeeping, guarded by the table's lock.
+
+	/** The rank list this state is on; at most {@link #rank}, which may have risen since. */
+	int listedRank;
+
+	/** Neighbours on the rank list, oldest first. */
+	@Nullable KeyState previous;
+
+	@Nullable KeyState next;
+
+	/** Index in the table's expiry heap. */
+	int heapIndex;
+
+	/** The expiry this state is ordered by in the heap: at most its real expiry, which only moves later. */
+	long listedExpiry;
+
+	KeyState(String key) {
+		this.key = key;
+	}
 
 	final void lock() {
 		if (!LOCK.compareAndSet(this, 0, 1)) {
@@ -71,21 +98,32 @@ abstract class KeyState {
 	 * @param policy the policy
 	 * @param now the current time in milliseconds
 	 * @param cost the cost, at least 1
-	 * @param detailed whether the caller needs the whole decision; if not, the answer is {@link #PERMITTED} or
-	 * {@link #DENIED}, so that nothing is allocated
 	 * @return the decision
 	 */
-	abstract Decision acquire(RateLimitPolicy policy, long now, long cost, boolean detailed);
+	abstract Decision acquire(RateLimitPolicy policy, long now, long cost);
 
-	static Decision admit(RateLimitPolicy policy, boolean detailed, long remaining, long resetAfterMillis) {
-		return detailed ? new Decision(true, policy.capacity(), remaining, resetAfterMillis, 0, Decision.Origin.STORE)
-				: PERMITTED;
+	/**
+	 * Record the units held against the client after {@code decision}, made by this state.
+	 * @param decision the decision just made
+	 * @return whether the {@link #rank} rose, so that the table must move this state to a higher rank list
+	 */
+	final boolean raiseRank(Decision decision) {
+		int rank = rankOf(Math.max(0, decision.limit() - decision.remaining()));
+		if (rank <= this.rank) {
+			return false;
+		}
+		this.rank = rank;
+		return true;
 	}
 
-	static Decision reject(RateLimitPolicy policy, boolean detailed, long remaining, long resetAfterMillis,
-			long retryAfterMillis) {
-		return detailed ? new Decision(false, policy.capacity(), remaining, resetAfterMillis, retryAfterMillis,
-				Decision.Origin.STORE) : DENIED;
+	/**
+	 * Return the rank of a state holding {@code held} units against its client: 0 for none, else
+	 * {@code 1 + ⌊log2 held⌋}, so rank 1 is exactly one unit, rank 2 two or three, rank 3 four to seven, and so on.
+	 * @param held the units held, {@code capacity - remaining}, not negative
+	 * @return the rank, at most 63
+	 */
+	static int rankOf(long held) {
+		return Long.SIZE - Long.numberOfLeadingZeros(held);
 	}
 
 	/**
@@ -95,13 +133,19 @@ abstract class KeyState {
 	 */
 	abstract long expiresAt(RateLimitPolicy policy);
 
-	static KeyState create(Algorithm algorithm) {
+	/**
+	 * Create the fresh state of a key.
+	 * @param algorithm the policy's algorithm
+	 * @param key the key
+	 * @return the state
+	 */
+	static KeyState create(Algorithm algorithm, String key) {
 		return switch (algorithm) {
-			case FIXED -> new FixedWindow();
-			case SLIDING_LOG -> new SlidingLog();
-			case SLIDING_COUNTER -> new SlidingCounter();
-			case TOKEN_BUCKET -> new TokenBucket();
-			case LEAKY_BUCKET -> new LeakyBucket();
+			case FIXED -> new FixedWindow(key);
+			case SLIDING_LOG -> new SlidingLog(key);
+			case SLIDING_COUNTER -> new SlidingCounter(key);
+			// The leaky bucket is the token bucket's mirror image (level = capacity - tokens): same decisions.
+			case TOKEN_BUCKET, LEAKY_BUCKET -> new TokenBucket(key);
 		};
 	}
 

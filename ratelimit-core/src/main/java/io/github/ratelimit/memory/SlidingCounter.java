@@ -26,8 +26,12 @@ final class SlidingCounter extends KeyState {
 
 	private long last = Long.MIN_VALUE;
 
+	SlidingCounter(String key) {
+		super(key);
+	}
+
 	@Override
-	Decision acquire(RateLimitPolicy policy, long now, long cost, boolean detailed) {
+	Decision acquire(RateLimitPolicy policy, long now, long cost) {
 		long limit = policy.limit();
 		long window = policy.windowMillis();
 		now = Math.max(now, this.last);
@@ -48,13 +52,13 @@ final class SlidingCounter extends KeyState {
 			this.current = current + cost;
 			this.previous = previous;
 			this.last = now;
-			return admit(policy, detailed, budget / window - this.current,
+			return Decision.allowed(policy.capacity(), budget / window - this.current,
 					reset(start, window, now, this.current, previous, elapsed));
 		}
 		long remaining = budget / window - current;
 		long reset = reset(start, window, now, current, previous, elapsed);
 		if (cost > limit) {
-			return reject(policy, detailed, remaining, reset, Decision.NEVER);
+			return Decision.rejected(policy.capacity(), remaining, reset, Decision.NEVER);
 		}
 		long retry;
 		if (current + cost <= limit) {
@@ -65,7 +69,7 @@ final class SlidingCounter extends KeyState {
 			// Passes in the next window, once this window's units (then the previous ones) have faded enough.
 			retry = window - elapsed + Math.max(0, window - (limit - cost) * window / current);
 		}
-		return reject(policy, detailed, remaining, reset, retry);
+		return Decision.rejected(policy.capacity(), remaining, reset, retry);
 	}
 
 	private static long reset(long start, long window, long now, long current, long previous, long elapsed) {

@@ -13,6 +13,12 @@ import io.github.ratelimit.RateLimitPolicy;
  * oldest entries have left for {@code cost} to fit.
  * <li>Bound: exact, {@code ≤ L} in every half-open interval of length {@code W}.
  * </ul>
+ * Memory: an entry takes 16 bytes, in two arrays that double as the log grows and do not shrink while the key is
+ * held, so a key holding up to {@code n ≤ min(L, W, admitted requests in a window)} entries takes at most about
+ * {@code 32·n} bytes on top of its fixed couple of hundred. Unlike the other algorithms this grows with the limit, and
+ * the bound on the number of keys does not cap it: a policy's keys take at most
+ * {@code maxKeysPerPolicy × 32·min(L, W)} bytes for their logs.
+ * <p>
  * Mirrored by {@code sliding-log.lua}.
  */
 final class SlidingLog extends KeyState {
@@ -28,8 +34,12 @@ final class SlidingLog extends KeyState {
 
 	private long sum;
 
+	SlidingLog(String key) {
+		super(key);
+	}
+
 	@Override
-	Decision acquire(RateLimitPolicy policy, long now, long cost, boolean detailed) {
+	Decision acquire(RateLimitPolicy policy, long now, long cost) {
 		long limit = policy.limit();
 		long window = policy.windowMillis();
 		if (this.size > 0) {
@@ -42,18 +52,18 @@ final class SlidingLog extends KeyState {
 		}
 		if (cost <= limit && this.sum + cost <= limit) {
 			append(now, cost);
-			return admit(policy, detailed, limit - this.sum, newest() + window - now);
+			return Decision.allowed(policy.capacity(), limit - this.sum, newest() + window - now);
 		}
 		long reset = (this.size > 0) ? newest() + window - now : 0;
 		if (cost > limit) {
-			return reject(policy, detailed, limit - this.sum, reset, Decision.NEVER);
+			return Decision.rejected(policy.capacity(), limit - this.sum, reset, Decision.NEVER);
 		}
 		long toFree = this.sum + cost - limit;
 		int index = this.head;
 		while (true) {
 			toFree -= this.costs[index];
 			if (toFree <= 0) {
-				return reject(policy, detailed, limit - this.sum, reset, this.times[index] + window - now);
+				return Decision.rejected(policy.capacity(), limit - this.sum, reset, this.times[index] + window - now);
 			}
 			index = (index + 1) % this.times.length;
 		}

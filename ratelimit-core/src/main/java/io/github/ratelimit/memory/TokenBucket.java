@@ -13,6 +13,12 @@ import io.github.ratelimit.RateLimitPolicy;
  * {@code ⌈(cost·T - tokens) / R⌉} ms.
  * <li>Bound: {@code ≤ B + ⌊L·W/W⌋ = B + L} in any closed interval of length {@code W}.
  * </ul>
+ * Serves both {@link io.github.ratelimit.Algorithm#TOKEN_BUCKET} and
+ * {@link io.github.ratelimit.Algorithm#LEAKY_BUCKET}: a leaky bucket as a meter, which starts empty, fills by
+ * {@code cost·T} per admission and drains {@code R} per millisecond, is this bucket seen from the other side
+ * ({@code level = B·T - tokens}), so it admits, rejects and answers remaining, reset and retry-after exactly as this
+ * does.
+ * <p>
  * Mirrored by {@code token-bucket.lua}.
  */
 final class TokenBucket extends KeyState {
@@ -23,8 +29,12 @@ final class TokenBucket extends KeyState {
 
 	private long last;
 
+	TokenBucket(String key) {
+		super(key);
+	}
+
 	@Override
-	Decision acquire(RateLimitPolicy policy, long now, long cost, boolean detailed) {
+	Decision acquire(RateLimitPolicy policy, long now, long cost) {
 		long perToken = policy.unitsPerToken();
 		long perMilli = policy.unitsPerMilli();
 		long burst = policy.burst();
@@ -41,17 +51,18 @@ final class TokenBucket extends KeyState {
 		}
 		long reset = IntMath.ceilDiv(capacity - units, perMilli);
 		if (cost > burst) {
-			return reject(policy, detailed, units / perToken, reset, Decision.NEVER);
+			return Decision.rejected(policy.capacity(), units / perToken, reset, Decision.NEVER);
 		}
 		long need = cost * perToken;
 		if (units < need) {
-			return reject(policy, detailed, units / perToken, reset, IntMath.ceilDiv(need - units, perMilli));
+			return Decision.rejected(policy.capacity(), units / perToken, reset,
+					IntMath.ceilDiv(need - units, perMilli));
 		}
 		units -= need;
 		this.fresh = false;
 		this.units = units;
 		this.last = now;
-		return admit(policy, detailed, units / perToken, IntMath.ceilDiv(capacity - units, perMilli));
+		return Decision.allowed(policy.capacity(), units / perToken, IntMath.ceilDiv(capacity - units, perMilli));
 	}
 
 	@Override

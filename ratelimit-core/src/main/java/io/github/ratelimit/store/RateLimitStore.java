@@ -24,18 +24,33 @@ public interface RateLimitStore {
 	Decision tryAcquire(RateLimitPolicy policy, String key, long cost);
 
 	/**
-	 * Take {@code cost} units from the same counters as {@link #tryAcquire}, as atomically, answering only whether
-	 * they were taken. A store may implement it without allocating a {@link Decision}; by default it is
-	 * {@code tryAcquire(...).allowed()}.
-	 * @param policy the policy to enforce
-	 * @param key the counter key within the policy
-	 * @param cost the units this request takes, at least 1
-	 * @return whether the units were taken
-	 * @throws IllegalArgumentException if {@code cost} is less than 1
-	 * @throws RateLimitStoreException if the store cannot decide
+	 * Forget the state of {@code key} under {@code policy}, so that its next request is decided as a new client's:
+	 * what an operator does to unblock a customer. Keys of other policies and other keys are untouched.
+	 * @param policy the policy
+	 * @param key the counter key within the policy, as passed to {@link #tryAcquire}
+	 * @throws RateLimitStoreException if the store cannot be reached
 	 */
-	default boolean tryAcquirePermit(RateLimitPolicy policy, String key, long cost) {
-		return tryAcquire(policy, key, cost).allowed();
+	void reset(RateLimitPolicy policy, String key);
+
+	/**
+	 * Return whether this store has parts that fail on their own (the nodes of a cluster), so that the limiter
+	 * keeps a circuit breaker per part and asks {@link #partitionOf} before each decision.
+	 * @return whether the store has parts
+	 */
+	default boolean isPartitioned() {
+		return false;
+	}
+
+	/**
+	 * Return which part of the store decides for this key (a cluster node's id, say), or {@code ""} for the store
+	 * as a whole. Asked before every decision of a {@linkplain #isPartitioned() partitioned} store: it must be cheap
+	 * and must not call out.
+	 * @param policy the policy
+	 * @param key the counter key within the policy
+	 * @return the part's name, or {@code ""}
+	 */
+	default String partitionOf(RateLimitPolicy policy, String key) {
+		return "";
 	}
 
 	/**

@@ -1,12 +1,19 @@
 package io.github.ratelimit.memory;
 
 import java.time.Duration;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLongArray;
 
 import io.github.ratelimit.Algorithm;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.RateLimitPolicy;
+import io.github.ratelimit.conformance.ConcurrentTestHarness;
 import io.github.ratelimit.conformance.MutableTimeSource;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
@@ -18,88 +25,293 @@ class InMemoryRateLimitStoreTests {
 	private final RateLimitPolicy policy = RateLimitPolicy.builder("p").limit(3).window(Duration.ofMinutes(1)).build();
 
 	@Test
-	void neverHoldsMoreThanMaxKeys() {
-		InMemoryRateLimitStore store = store(100);
-		for (int i = 0; i < 1_000; i++) {
-			store.tryAcquire(this.policy, "key-" + i, 1);
-			assertThat(store.size()).isLessThanOrEqualTo(100);
+	void aFloodOfAMillionKeysOnOnePolicyLocksNoNewClientOutAndStaysWithinTheBounds() {
+		InMemoryRateLimitStore store = store(2_000, 1_000);
+		RateLimitPolicy login = RateLimitPolicy.builder("login").limit(5).window(Duration.ofDays(1)).build();
+		RateLimitPolicy api = RateLimitPolicy.builder("api").limit(10).window(Duration.ofDays(1)).build();
+		for (int user = 0; user < 500; user++) {
+			store.tryAcquire(api, "user-" + user, 1);
+		}
+		for (int i = 0; i < 1_000_000; i++) {
+			assertThat(store.tryAcquire(login, "flood-" + i, 1).allowed()).isTrue();
+			if (store.size(login) > 1_000 || store.size() > 2_000) {
+				throw new AssertionError("over the bounds after " + i + " keys: " + store.size(login) + " of the "
+						+ "flooded policy, " + store.size() + " in all");
+			}
+		}
+		assertThat(store.evictions()).as("each flood key beyond the bound evicts one").isEqualTo(999_000);
+		assertThat(store.size(api)).as("the other policy lost no key").isEqualTo(500);
+		assertThat(store.tryAcquire(api, "new-user", 1).remaining()).isEqualTo(9);
+		assertThat(store.tryAcquire(login, "new-client", 1).remaining()).isEqualTo(4);
+		for (int user = 0; user < 500; user++) {
+			assertThat(store.tryAcquire(api, "user-" + user, 1).remaining()).isEqualTo(8);
+		}
+	}
+
+	@ParameterizedTest
+	@EnumSource(Algorithm.class)
+	void aFloodOfNewKeysNeverEvictsANearlyUsedUpClient(Algorithm algorithm) {
+		InMemoryRateLimitStore store = store(100, 100);
+		RateLimitPolicy daily = policy("daily", algorithm, 10, Duration.ofDays(1));
+		assertThat(store.tryAcquire(daily, "victim", 9).remaining()).isEqualTo(1);
+		for (int i = 0; i < 100_000; i++) {
+			store.tryAcquire(daily, "flood-" + i, 1);
+		}
+		assertThat(store.evictions()).isEqualTo(100_000 - 99);
+		Decision last = store.tryAcquire(daily, "victim", 1);
+		assertThat(last.allowed()).isTrue();
+		assertThat(last.remaining()).isZero();
+		assertThat(store.tryAcquire(daily, "victim", 1).allowed()).isFalse();
+	}
+
+	@ParameterizedTest
+	@EnumSource(Algorithm.class)
+	void liveKeysKeepExactCountsWhileAFloodEvictsOthers(Algorithm algorithm) {
+		InMemoryRateLimitStore store = store(200, 200);
+		RateLimitPolicy policy = policy("p", algorithm, 10, Duration.ofHours(1));
+		for (int round = 0; round < 3; round++) {
+			for (int user = 0; user < 100; user++) {
+				store.tryAcquire(policy, "user-" + user, 1);
+			}
+		}
+		for (int i = 0; i < 10_000; i++) {
+			store.tryAcquire(policy, "flood-" + i, 1);
+			if (i % 1_000 == 0) {
+				store.tryAcquire(policy, "user-" + (i / 1_000), 2); // users keep deciding during the flood
+			}
+		}
+		assertThat(store.evictions()).isEqualTo(10_000 - 100);
+		for (int user = 0; user < 100; user++) {
+			long used = (user < 10) ? 5 : 3;
+			assertThat(store.tryAcquire(policy, "user-" + user, 1).remaining()).as("user-" + user)
+				.isEqualTo(10 - used - 1);
 		}
 	}
 
 	@Test
-	void dropsExpiredKeysFirstWhenFull() {
-		InMemoryRateLimitStore store = store(10);
-		for (int i = 0; i < 10; i++) {
-			store.tryAcquire(this.policy, "old-" + i, 1);
-		}
-		this.clock.advance(Duration.ofMinutes(2));
-		for (int i = 0; i < 10; i++) {
-			assertThat(store.tryAcquire(this.policy, "new-" + i, 1).allowed()).isTrue();
-		}
-		assertThat(store.size()).isEqualTo(10);
-		assertThat(store.rejectedNewKeys()).isZero();
-	}
-
-	@Test
-	void whenFullOfLiveKeysRejectsNewKeysUntilOneExpiresAndNeverForgetsALiveCount() {
-		InMemoryRateLimitStore store = store(2);
+	void whenFullOfLiveKeysEvictsTheLeastUsedRatherThanRejecting() {
+		InMemoryRateLimitStore store = store(2, 2);
 		store.tryAcquire(this.policy, "alice", 3);
 		store.tryAcquire(this.policy, "bob", 1);
 		Decision stranger = store.tryAcquire(this.policy, "carol", 1);
-		assertThat(stranger.allowed()).isFalse();
-		assertThat(stranger.retryAfterMillis()).isPositive();
+		assertThat(stranger.allowed()).isTrue();
+		assertThat(store.evictions()).isEqualTo(1);
 		assertThat(store.tryAcquire(this.policy, "alice", 1).allowed()).as("alice's count is kept").isFalse();
-		this.clock.advance(Duration.ofMinutes(1));
-		assertThat(store.tryAcquire(this.policy, "carol", 1).allowed()).isTrue();
+		assertThat(store.tryAcquire(this.policy, "bob", 1).remaining()).as("bob, evicted, starts afresh").isEqualTo(2);
+	}
+
+	@ParameterizedTest
+	@EnumSource(Algorithm.class)
+	void expiredKeysAreReclaimedBeforeLiveOnesAndForgiveNothing(Algorithm algorithm) {
+		InMemoryRateLimitStore store = store(3, 3);
+		RateLimitPolicy policy = policy("p", algorithm, 3, Duration.ofMinutes(1));
+		this.clock.alignTo(policy.window(), 0);
+		store.tryAcquire(policy, "heavy-1", 3);
+		store.tryAcquire(policy, "heavy-2", 3);
+		store.tryAcquire(policy, "light", 1);
+		// Two windows on, the heavy keys are back to fresh; the light one, used again, is live with one unit held.
+		this.clock.advance(Duration.ofMinutes(2));
+		assertThat(store.tryAcquire(policy, "light", 1).remaining()).isEqualTo(2);
+		assertThat(store.tryAcquire(policy, "new-1", 1).allowed()).isTrue();
+		assertThat(store.tryAcquire(policy, "new-2", 1).allowed()).isTrue();
+		assertThat(store.evictions()).isZero();
+		assertThat(store.size()).isEqualTo(3);
+		Decision decision = store.tryAcquire(policy, "light", 2);
+		assertThat(decision.allowed()).isTrue();
+		assertThat(decision.remaining()).isZero();
+		assertThat(store.tryAcquire(policy, "light", 1).allowed()).isFalse();
 	}
 
 	@Test
-	void aFloodOfAMillionKeysKeepsMemoryBoundedAndLiveKeysExact() {
-		InMemoryRateLimitStore store = store(1_000);
-		RateLimitPolicy daily = RateLimitPolicy.builder("daily").limit(10).window(Duration.ofDays(1)).build();
-		for (int user = 0; user < 500; user++) {
-			store.tryAcquire(daily, "user-" + user, 4);
+	void whenTheTotalIsReachedTheLargestPolicyGivesUpItsLeastUsedKeys() {
+		InMemoryRateLimitStore store = store(1_500, 1_000);
+		RateLimitPolicy api = RateLimitPolicy.builder("api").limit(10).window(Duration.ofDays(1)).build();
+		RateLimitPolicy login = RateLimitPolicy.builder("login").limit(5).window(Duration.ofDays(1)).build();
+		for (int user = 0; user < 800; user++) {
+			store.tryAcquire(api, "user-" + user, (user % 2 == 0) ? 3 : 1);
 		}
-		long admittedToFlood = 0;
-		for (int i = 0; i < 1_000_000; i++) {
-			if (store.tryAcquire(daily, "flood-" + i, 1).allowed()) {
-				admittedToFlood++;
-			}
-			if (i % 100_000 == 0) {
-				this.clock.advanceMillis(1);
-			}
+		for (int i = 0; i < 100_000; i++) {
+			store.tryAcquire(login, "flood-" + i, 1);
 		}
-		assertThat(store.size()).isLessThanOrEqualTo(1_000);
-		assertThat(admittedToFlood).isEqualTo(500);
-		for (int user = 0; user < 500; user++) {
-			Decision decision = store.tryAcquire(daily, "user-" + user, 6);
-			assertThat(decision.allowed()).isTrue();
-			assertThat(decision.remaining()).isZero();
-			assertThat(store.tryAcquire(daily, "user-" + user, 1).allowed()).isFalse();
+		// The flood took keys from api only while api held more; those were keys that had held a single unit.
+		assertThat(store.size(api)).isEqualTo(750);
+		assertThat(store.size(login)).isEqualTo(750);
+		assertThat(store.size()).isEqualTo(1_500);
+		for (int user = 0; user < 800; user += 2) {
+			assertThat(store.tryAcquire(api, "user-" + user, 1).remaining()).isEqualTo(6);
 		}
 	}
 
 	@Test
-	void statesOfEveryAlgorithmExpireOnceBackToFresh() {
-		for (Algorithm algorithm : Algorithm.values()) {
-			InMemoryRateLimitStore store = store(10);
-			RateLimitPolicy policy = RateLimitPolicy.builder("p").algorithm(algorithm).limit(3).window(Duration.ofSeconds(1)).build();
-			store.tryAcquire(policy, "k", 3);
-			assertThat(store.purgeExpired()).as(algorithm.name()).isZero();
-			this.clock.advance(Duration.ofSeconds(2));
-			assertThat(store.purgeExpired()).as(algorithm.name()).isEqualTo(1);
-			assertThat(store.size()).isZero();
+	void aFloodOnOnePolicyEvictsNoKeyOfAnotherWhenThePerPolicyBoundsFitTheTotal() {
+		InMemoryRateLimitStore store = store(10, 5);
+		RateLimitPolicy other = RateLimitPolicy.builder("other").limit(3).window(Duration.ofMinutes(1)).build();
+		for (int i = 0; i < 5; i++) {
+			store.tryAcquire(other, "k-" + i, 1);
 		}
+		for (int i = 0; i < 1_000; i++) {
+			store.tryAcquire(this.policy, "flood-" + i, 1);
+		}
+		assertThat(store.size(this.policy)).isEqualTo(5);
+		for (int i = 0; i < 5; i++) {
+			assertThat(store.tryAcquire(other, "k-" + i, 1).remaining()).isEqualTo(1);
+		}
+	}
+
+	@ParameterizedTest
+	@EnumSource(Algorithm.class)
+	void retryAfterOfAFullStoreNeverExceedsTheWindowOrTwoForTheSlidingCounter(Algorithm algorithm) {
+		InMemoryRateLimitStore store = store(8, 8);
+		RateLimitPolicy policy = policy("p", algorithm, 4, Duration.ofSeconds(10));
+		// The sliding counter may wait for the next window to fade: up to two windows for a cost of the whole limit.
+		long longest = (algorithm == Algorithm.SLIDING_COUNTER) ? 2 * policy.windowMillis() : policy.windowMillis();
+		Random random = new Random(42);
+		int rejected = 0;
+		for (int step = 0; step < 20_000; step++) {
+			this.clock.advanceMillis(random.nextInt(200));
+			Decision decision = store.tryAcquire(policy, "key-" + random.nextInt(12), 1 + random.nextInt(4));
+			if (!decision.allowed()) {
+				rejected++;
+				assertThat(decision.retryAfterMillis()).isBetween(1L, decision.resetAfterMillis());
+				assertThat(decision.resetAfterMillis()).isLessThanOrEqualTo(longest);
+			}
+		}
+		assertThat(rejected).isGreaterThan(1_000);
+		assertThat(store.evictions()).isPositive();
+	}
+
+	@ParameterizedTest
+	@EnumSource(Algorithm.class)
+	void concurrentDecisionsDuringAFloodNeitherOverAdmitNorLeaveTheBounds(Algorithm algorithm) {
+		InMemoryRateLimitStore store = store(24, 16);
+		List<RateLimitPolicy> policies = List.of(
+				policy("a", algorithm, 1_000, Duration.ofDays(1)),
+				policy("b", algorithm, 1_000, Duration.ofDays(1)));
+		int hotKeys = 4;
+		for (RateLimitPolicy policy : policies) {
+			for (int hot = 0; hot < hotKeys; hot++) {
+				store.tryAcquire(policy, "hot-" + hot, 2); // held 2 units: ranked above any flood key
+			}
+		}
+		AtomicLongArray admitted = new AtomicLongArray(policies.size() * hotKeys);
+		AtomicInteger threads = new AtomicInteger();
+		ConcurrentTestHarness.run(4, () -> {
+			int thread = threads.getAndIncrement();
+			for (int i = 0; i < 50_000; i++) {
+				int which = i % policies.size();
+				RateLimitPolicy policy = policies.get(which);
+				if (i % 3 == 0) {
+					int hot = (i / 3 + thread) % hotKeys;
+					if (store.tryAcquire(policy, "hot-" + hot, 1).allowed()) {
+						admitted.incrementAndGet(which * hotKeys + hot);
+					}
+				}
+				else {
+					String key = "flood-" + thread + "-" + i;
+					store.tryAcquire(policy, key, 1);
+					if (i % 10 == 1) {
+						store.reset(policy, key);
+					}
+				}
+			}
+		});
+		for (int i = 0; i < admitted.length(); i++) {
+			assertThat(admitted.get(i)).as("hot key %d", i).isEqualTo(1_000 - 2);
+		}
+		assertThat(store.size()).isBetween(1L, 24L);
+		for (RateLimitPolicy policy : policies) {
+			assertThat(store.size(policy)).isBetween(hotKeys + 0L, 16L);
+			for (int hot = 0; hot < hotKeys; hot++) {
+				assertThat(store.tryAcquire(policy, "hot-" + hot, 1).allowed()).isFalse();
+			}
+		}
+		assertThat(store.evictions()).isPositive();
+	}
+
+	@Test
+	void aResetKeyReleasesItsSlot() {
+		InMemoryRateLimitStore store = store(10, 10);
+		store.tryAcquire(this.policy, "k", 3);
+		store.tryAcquire(this.policy, "other", 1);
+		store.reset(this.policy, "k");
+		assertThat(store.size()).isEqualTo(1);
+		assertThat(store.size(this.policy)).isEqualTo(1);
+		assertThat(store.evictions()).isZero();
+		assertThat(store.tryAcquire(this.policy, "k", 1).remaining()).isEqualTo(2);
+	}
+
+	@Test
+	void clearForgetsEveryKey() {
+		InMemoryRateLimitStore store = store(10, 10);
+		store.tryAcquire(this.policy, "k", 3);
+		store.tryAcquire(this.policy, "other", 1);
+		store.clear();
+		assertThat(store.size()).isZero();
+		assertThat(store.size(this.policy)).isZero();
+		assertThat(store.tryAcquire(this.policy, "k", 1).remaining()).isEqualTo(2);
+		assertThat(store.size()).isEqualTo(1);
+	}
+
+	@ParameterizedTest
+	@EnumSource(Algorithm.class)
+	void statesOfEveryAlgorithmExpireOnceBackToFresh(Algorithm algorithm) {
+		InMemoryRateLimitStore store = store(10, 10);
+		RateLimitPolicy policy = policy("p", algorithm, 3, Duration.ofSeconds(1));
+		store.tryAcquire(policy, "k", 3);
+		assertThat(store.purgeExpired()).isZero();
+		this.clock.advance(Duration.ofSeconds(2));
+		assertThat(store.purgeExpired()).isEqualTo(1);
+		assertThat(store.size()).isZero();
+		assertThat(store.evictions()).isZero();
+	}
+
+	@Test
+	void aPerPolicyBoundAboveTheTotalActsAsTheTotal() {
+		InMemoryRateLimitStore store = store(10, 1_000);
+		for (int i = 0; i < 100; i++) {
+			store.tryAcquire(this.policy, "key-" + i, 1);
+		}
+		assertThat(store.size(this.policy)).isEqualTo(10);
+	}
+
+	@Test
+	void byDefaultHoldsDefaultMaxKeysOfOnePolicy() {
+		InMemoryRateLimitStore store = InMemoryRateLimitStore.builder().clock(this.clock).build();
+		for (long i = 0; i < InMemoryRateLimitStore.DEFAULT_MAX_KEYS + 10; i++) {
+			store.tryAcquire(this.policy, "key-" + i, 1);
+		}
+		assertThat(InMemoryRateLimitStore.DEFAULT_MAX_KEYS_PER_POLICY)
+			.isEqualTo(InMemoryRateLimitStore.DEFAULT_MAX_KEYS);
+		assertThat(store.size()).isEqualTo(InMemoryRateLimitStore.DEFAULT_MAX_KEYS);
+		assertThat(store.evictions()).isEqualTo(10);
 	}
 
 	@Test
 	void rejectsACostBelowOne() {
-		assertThatIllegalArgumentException().isThrownBy(() -> store(1).tryAcquire(this.policy, "k", 0))
+		assertThatIllegalArgumentException().isThrownBy(() -> store(1, 1).tryAcquire(this.policy, "k", 0))
 			.withMessage("'cost' must be at least 1 but was 0");
 	}
 
-	private InMemoryRateLimitStore store(long maxKeys) {
-		return InMemoryRateLimitStore.builder().clock(this.clock).maxKeys(maxKeys).build();
+	@Test
+	void rejectsBoundsBelowOne() {
+		assertThatIllegalArgumentException().isThrownBy(() -> InMemoryRateLimitStore.builder().maxKeys(0))
+			.withMessage("'maxKeys' must be at least 1 but was 0");
+		assertThatIllegalArgumentException().isThrownBy(() -> InMemoryRateLimitStore.builder().maxKeysPerPolicy(-5))
+			.withMessage("'maxKeysPerPolicy' must be at least 1 but was -5");
+		assertThatIllegalArgumentException().isThrownBy(() -> InMemoryRateLimitStore.create(0))
+			.withMessage("'maxKeys' must be at least 1 but was 0");
+	}
+
+	private static RateLimitPolicy policy(String name, Algorithm algorithm, long limit, Duration window) {
+		return RateLimitPolicy.builder(name).algorithm(algorithm).limit(limit).window(window).build();
+	}
+
+	private InMemoryRateLimitStore store(long maxKeys, long maxKeysPerPolicy) {
+		return InMemoryRateLimitStore.builder()
+			.clock(this.clock)
+			.maxKeys(maxKeys)
+			.maxKeysPerPolicy(maxKeysPerPolicy)
+			.build();
 	}
 
 }

@@ -2,7 +2,7 @@ package io.github.ratelimit.aop;
 
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.RateLimitPolicy;
-import io.github.ratelimit.RateLimiter;
+import io.github.ratelimit.limiter.RateLimiter;
 import io.github.ratelimit.web.ClientIpResolver;
 import io.github.ratelimit.web.RateLimitExceededException;
 import io.github.ratelimit.web.RateLimitHeadersWriter;
@@ -100,7 +100,7 @@ public final class RateLimitInterceptor implements MethodInterceptor {
 				shownPolicy = policy;
 			}
 		}
-		if (response != null && shown != null) {
+		if (response != null && shown != null && shownPolicy != null) {
 			this.headersWriter.writeHeaders(response, shownPolicy, shown);
 		}
 		return invocation.proceed();

@@ -238,7 +238,8 @@ public final class RateLimitedMethodRegistry implements SmartInitializingSinglet
 				.build();
 		}
 		catch (IllegalArgumentException ex) {
-			throw invalid(name, where, ex.getMessage() + source(ex.getMessage(), override, property), ex);
+			String message = String.valueOf(ex.getMessage());
+			throw invalid(name, where, message + source(message, override, property), ex);
 		}
 		String keyExpression = annotation.key().trim();
 		KeySource key = keySource(keyExpression, name, where, parameterNames);

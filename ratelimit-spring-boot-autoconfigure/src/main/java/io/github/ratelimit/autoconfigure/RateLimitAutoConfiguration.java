@@ -2,7 +2,7 @@ package io.github.ratelimit.autoconfigure;
 
 import io.github.ratelimit.RateLimitListener;
 import io.github.ratelimit.RateLimitPolicy;
-import io.github.ratelimit.RateLimiter;
+import io.github.ratelimit.limiter.RateLimiter;
 import io.github.ratelimit.TimeSource;
 import io.github.ratelimit.annotation.RateLimited;
 import io.github.ratelimit.memory.InMemoryRateLimitStore;
@@ -14,7 +14,6 @@ import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
-import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Import;
 
@@ -44,32 +43,19 @@ public final class RateLimitAutoConfiguration {
 	RateLimiter rateLimiter(RateLimitStore store, RateLimitProperties properties, TimeSource rateLimitTimeSource,
 			ObjectProvider<RateLimitListener> listeners) {
 		RateLimitProperties.CircuitBreaker circuitBreaker = properties.getCircuitBreaker();
-		if (circuitBreaker.getFailureThreshold() < 1) {
-			throw new InvalidConfigurationPropertyValueException("ratelimit.circuit-breaker.failure-threshold",
-					circuitBreaker.getFailureThreshold(), "Must be at least 1.");
-		}
-		if (circuitBreaker.getOpenDuration().toMillis() < 1) {
-			throw new InvalidConfigurationPropertyValueException("ratelimit.circuit-breaker.open-duration",
-					circuitBreaker.getOpenDuration(), "Must be at least 1ms.");
-		}
-		if (properties.getDenyCache().getMaxKeys() < 1) {
-			throw new InvalidConfigurationPropertyValueException("ratelimit.deny-cache.max-keys",
-					properties.getDenyCache().getMaxKeys(), "Must be at least 1.");
-		}
 		RateLimiter.Builder builder = RateLimiter.builder(store)
 			.clock(rateLimitTimeSource)
 			.failureThreshold(circuitBreaker.getFailureThreshold())
 			.openDuration(circuitBreaker.getOpenDuration())
 			.failureLogInterval(properties.getFailureLogInterval())
 			.denyCacheMaxKeys(properties.getDenyCache().getMaxKeys())
-			.fallbackMaxKeys(RateLimitStoreConfigurations.maxKeys(properties))
 			.listener(listener(listeners.orderedStream().toList()));
 		if (!properties.getDenyCache().isEnabled()) {
 			builder.denyCache(false);
 		}
-		if (store instanceof InMemoryRateLimitStore) {
-			builder.fallbackStore(store);
-		}
+		// An in-memory store is its own fallback; a remote one falls back to memory bounded like the memory store.
+		builder.fallbackStore((store instanceof InMemoryRateLimitStore) ? store
+				: properties.getMemory().build(rateLimitTimeSource));
 		return builder.build();
 	}
 

@@ -7,18 +7,24 @@ import java.util.Map;
 
 import io.github.ratelimit.Algorithm;
 import io.github.ratelimit.FailureMode;
+import io.github.ratelimit.limiter.RateLimiter;
+import io.github.ratelimit.memory.InMemoryRateLimitStore;
+import io.github.ratelimit.redis.RedisRateLimitStore;
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.beans.factory.InitializingBean;
 import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
 import org.springframework.boot.convert.DurationUnit;
 
 /**
- * Configuration properties for rate limiting.
+ * Configuration properties for rate limiting. Defaults are those of the builders they configure (the Redis ones
+ * are compile-time constants, so this class loads without the Redis store on the classpath).
  *
  * @since 0.1.0
  */
 @ConfigurationProperties("ratelimit")
-public class RateLimitProperties {
+public class RateLimitProperties implements InitializingBean {
 
 	/**
 	 * Whether to enable rate limiting.
@@ -40,7 +46,7 @@ public class RateLimitProperties {
 	/**
 	 * Least time between two WARN messages about store failures.
 	 */
-	private Duration failureLogInterval = Duration.ofMinutes(1);
+	private Duration failureLogInterval = Duration.ofMillis(RateLimiter.DEFAULT_FAILURE_LOG_INTERVAL_MILLIS);
 
 	/**
 	 * Policies by name. Values set here override those of the @RateLimited annotations that declare the policy.
@@ -56,6 +62,45 @@ public class RateLimitProperties {
 	private final CircuitBreaker circuitBreaker = new CircuitBreaker();
 
 	private final DenyCache denyCache = new DenyCache();
+
+	/**
+	 * Check every setting once bound, so that a bad value fails start-up naming the property, whichever beans use it.
+	 */
+	@Override
+	public void afterPropertiesSet() {
+		atLeast("ratelimit.memory.max-keys", this.memory.getMaxKeys(), 1);
+		atLeast("ratelimit.memory.max-keys-per-policy", this.memory.getMaxKeysPerPolicy(), 1);
+		if (this.redis.getKeyPrefix() == null || this.redis.getKeyPrefix().isBlank()) {
+			throw new InvalidConfigurationPropertyValueException("ratelimit.redis.key-prefix", this.redis.getKeyPrefix(),
+					"Must not be empty.");
+		}
+		if (this.redis.getKeyPrefix().indexOf('{') >= 0 || this.redis.getKeyPrefix().indexOf('}') >= 0) {
+			throw new InvalidConfigurationPropertyValueException("ratelimit.redis.key-prefix", this.redis.getKeyPrefix(),
+					"Must not contain '{' or '}', which would change the Redis Cluster hash slot of every key.");
+		}
+		atLeastOneMilli("ratelimit.redis.timeout", this.redis.getTimeout());
+		atLeast("ratelimit.redis.max-batch-size", this.redis.getMaxBatchSize(), 1);
+		atLeast("ratelimit.redis.max-in-flight", this.redis.getMaxInFlight(), 1);
+		atLeast("ratelimit.circuit-breaker.failure-threshold", this.circuitBreaker.getFailureThreshold(), 1);
+		atLeastOneMilli("ratelimit.circuit-breaker.open-duration", this.circuitBreaker.getOpenDuration());
+		atLeast("ratelimit.deny-cache.max-keys", this.denyCache.getMaxKeys(), 1);
+		if (this.failureLogInterval == null || this.failureLogInterval.isNegative()) {
+			throw new InvalidConfigurationPropertyValueException("ratelimit.failure-log-interval",
+					this.failureLogInterval, "Must not be negative.");
+		}
+	}
+
+	private static void atLeast(String name, long value, long minimum) {
+		if (value < minimum) {
+			throw new InvalidConfigurationPropertyValueException(name, value, "Must be at least " + minimum + ".");
+		}
+	}
+
+	private static void atLeastOneMilli(String name, @Nullable Duration value) {
+		if (value == null || value.toMillis() < 1) {
+			throw new InvalidConfigurationPropertyValueException(name, value, "Must be at least 1ms.");
+		}
+	}
 
 	public boolean isEnabled() {
 		return this.enabled;
@@ -229,13 +274,13 @@ public class RateLimitProperties {
 		/**
 		 * Prefix of every Redis key the store writes.
 		 */
-		private String keyPrefix = "ratelimit";
+		private String keyPrefix = RedisRateLimitStore.DEFAULT_KEY_PREFIX;
 
 		/**
 		 * How long a decision may wait for Redis before the failure mode applies (coalesced decisions: up to a
 		 * twentieth longer, at most 50ms).
 		 */
-		private Duration timeout = Duration.ofMillis(200);
+		private Duration timeout = Duration.ofMillis(RedisRateLimitStore.DEFAULT_TIMEOUT_MILLIS);
 
 		/**
 		 * Whether concurrent decisions of a policy are sent to Redis together, in one script call, while earlier
@@ -246,13 +291,13 @@ public class RateLimitProperties {
 		/**
 		 * Most decisions sent in one script call when coalescing.
 		 */
-		private int maxBatchSize = 64;
+		private int maxBatchSize = RedisRateLimitStore.DEFAULT_MAX_BATCH_SIZE;
 
 		/**
 		 * How many script calls of one policy (per Cluster hash slot) may be in flight before further decisions wait
 		 * to be sent together.
 		 */
-		private int maxInFlight = 4;
+		private int maxInFlight = RedisRateLimitStore.DEFAULT_MAX_IN_FLIGHT;
 
 		public String getKeyPrefix() {
 			return this.keyPrefix;
@@ -302,10 +347,16 @@ public class RateLimitProperties {
 	public static class Memory {
 
 		/**
-		 * Maximum number of keys held across all policies. When every key is live, requests for new keys are rejected
-		 * until keys expire.
+		 * Maximum number of keys held across all policies. When full, the keys nearest a fresh state are evicted
+		 * (never rejected): expired ones first, then those whose counts forgive the fewest units.
 		 */
-		private long maxKeys = 100_000;
+		private long maxKeys = InMemoryRateLimitStore.DEFAULT_MAX_KEYS;
+
+		/**
+		 * Maximum number of keys one policy may hold, so that a flood of new keys on one endpoint only evicts keys of
+		 * that endpoint.
+		 */
+		private long maxKeysPerPolicy = InMemoryRateLimitStore.DEFAULT_MAX_KEYS_PER_POLICY;
 
 		public long getMaxKeys() {
 			return this.maxKeys;
@@ -313,6 +364,22 @@ public class RateLimitProperties {
 
 		public void setMaxKeys(long maxKeys) {
 			this.maxKeys = maxKeys;
+		}
+
+		public long getMaxKeysPerPolicy() {
+			return this.maxKeysPerPolicy;
+		}
+
+		public void setMaxKeysPerPolicy(long maxKeysPerPolicy) {
+			this.maxKeysPerPolicy = maxKeysPerPolicy;
+		}
+
+		InMemoryRateLimitStore build(io.github.ratelimit.TimeSource clock) {
+			return InMemoryRateLimitStore.builder()
+				.clock(clock)
+				.maxKeys(this.maxKeys)
+				.maxKeysPerPolicy(this.maxKeysPerPolicy)
+				.build();
 		}
 
 	}
@@ -326,12 +393,12 @@ public class RateLimitProperties {
 		 * Number of consecutive store failures that open the circuit; while open, the store is not called and the
 		 * failure mode applies.
 		 */
-		private int failureThreshold = 3;
+		private int failureThreshold = RateLimiter.DEFAULT_FAILURE_THRESHOLD;
 
 		/**
 		 * How long the circuit stays open before one request probes the store again.
 		 */
-		private Duration openDuration = Duration.ofSeconds(2);
+		private Duration openDuration = Duration.ofMillis(RateLimiter.DEFAULT_OPEN_DURATION_MILLIS);
 
 		public int getFailureThreshold() {
 			return this.failureThreshold;
@@ -364,7 +431,7 @@ public class RateLimitProperties {
 		/**
 		 * Maximum number of keys remembered.
 		 */
-		private int maxKeys = 100_000;
+		private int maxKeys = RateLimiter.DEFAULT_DENY_CACHE_MAX_KEYS;
 
 		public boolean isEnabled() {
 			return this.enabled;

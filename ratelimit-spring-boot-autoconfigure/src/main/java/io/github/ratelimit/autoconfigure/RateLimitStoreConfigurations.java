@@ -10,16 +10,15 @@ import org.springframework.boot.autoconfigure.condition.ConditionOutcome;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.SpringBootCondition;
-import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.ConditionContext;
 import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.ConfigurationCondition;
+import org.springframework.core.io.ResourceLoader;
 import org.springframework.core.type.AnnotatedTypeMetadata;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.util.ClassUtils;
-import org.springframework.util.StringUtils;
 
 /**
  * {@link RateLimitStore} configurations imported by {@link RateLimitAutoConfiguration}, Redis first and memory as the
@@ -27,44 +26,21 @@ import org.springframework.util.StringUtils;
  */
 final class RateLimitStoreConfigurations {
 
+	private static final String REDIS_STORE = "io.github.ratelimit.redis.RedisRateLimitStore";
+
 	private RateLimitStoreConfigurations() {
 	}
 
-	static long maxKeys(RateLimitProperties properties) {
-		long maxKeys = properties.getMemory().getMaxKeys();
-		if (maxKeys < 1) {
-			throw new InvalidConfigurationPropertyValueException("ratelimit.memory.max-keys", maxKeys,
-					"Must be at least 1.");
-		}
-		return maxKeys;
-	}
-
 	@Configuration(proxyBeanMethods = false)
-	@ConditionalOnClass(RedisConnectionFactory.class)
+	@ConditionalOnClass({ RedisConnectionFactory.class, RedisRateLimitStore.class })
 	@Conditional(RedisStoreCondition.class)
 	static class Redis {
 
-		@Bean(destroyMethod = "close")
+		@Bean(initMethod = "start", destroyMethod = "close")
 		@ConditionalOnMissingBean(RateLimitStore.class)
 		RedisRateLimitStore redisRateLimitStore(RedisConnectionFactory redisConnectionFactory,
 				RateLimitProperties properties) {
 			RateLimitProperties.Redis redis = properties.getRedis();
-			if (!StringUtils.hasText(redis.getKeyPrefix())) {
-				throw new InvalidConfigurationPropertyValueException("ratelimit.redis.key-prefix", redis.getKeyPrefix(),
-						"Must not be empty.");
-			}
-			if (redis.getTimeout().toMillis() < 1) {
-				throw new InvalidConfigurationPropertyValueException("ratelimit.redis.timeout", redis.getTimeout(),
-						"Must be at least 1ms.");
-			}
-			if (redis.getMaxBatchSize() < 1) {
-				throw new InvalidConfigurationPropertyValueException("ratelimit.redis.max-batch-size",
-						redis.getMaxBatchSize(), "Must be at least 1.");
-			}
-			if (redis.getMaxInFlight() < 1) {
-				throw new InvalidConfigurationPropertyValueException("ratelimit.redis.max-in-flight",
-						redis.getMaxInFlight(), "Must be at least 1.");
-			}
 			return RedisRateLimitStore.builder(redisConnectionFactory)
 				.keyPrefix(redis.getKeyPrefix())
 				.timeout(redis.getTimeout())
@@ -81,11 +57,14 @@ final class RateLimitStoreConfigurations {
 	static class InMemory {
 
 		@Bean
-		InMemoryRateLimitStore inMemoryRateLimitStore(RateLimitProperties properties, TimeSource rateLimitTimeSource) {
+		InMemoryRateLimitStore inMemoryRateLimitStore(RateLimitProperties properties, TimeSource rateLimitTimeSource,
+				ResourceLoader resourceLoader) {
 			if (properties.getStore() == RateLimitProperties.StoreType.REDIS) {
-				throw new RedisStoreUnavailableException();
+				throw new RedisStoreUnavailableException(ClassUtils.isPresent(REDIS_STORE, resourceLoader.getClassLoader())
+						? "no RedisConnectionFactory bean is available"
+						: "io.github.ratelimit:ratelimit-redis is not on the classpath");
 			}
-			return InMemoryRateLimitStore.builder().clock(rateLimitTimeSource).maxKeys(maxKeys(properties)).build();
+			return properties.getMemory().build(rateLimitTimeSource);
 		}
 
 	}
@@ -126,8 +105,8 @@ final class RateLimitStoreConfigurations {
 	 */
 	static class RedisStoreUnavailableException extends RuntimeException {
 
-		RedisStoreUnavailableException() {
-			super("ratelimit.store is 'redis' but no RedisConnectionFactory bean is available");
+		RedisStoreUnavailableException(String reason) {
+			super("ratelimit.store is 'redis' but " + reason);
 		}
 
 	}

@@ -3,7 +3,7 @@ package io.github.ratelimit.autoconfigure;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
-import io.github.ratelimit.RateLimiter;
+import io.github.ratelimit.limiter.RateLimiter;
 import io.github.ratelimit.aop.PolicyOverride;
 import io.github.ratelimit.aop.RateLimitInterceptor;
 import io.github.ratelimit.aop.RateLimitedAnnotationBeanPostProcessor;

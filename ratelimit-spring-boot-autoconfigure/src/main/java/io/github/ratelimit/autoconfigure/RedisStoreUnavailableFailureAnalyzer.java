@@ -13,7 +13,8 @@ class RedisStoreUnavailableFailureAnalyzer
 	protected FailureAnalysis analyze(Throwable rootFailure,
 			RateLimitStoreConfigurations.RedisStoreUnavailableException cause) {
 		return new FailureAnalysis(cause.getMessage() + ".",
-				"Add spring-boot-starter-data-redis and configure spring.data.redis.*, or set ratelimit.store to "
+				"Add spring-boot-starter-data-redis (and ratelimit-redis, which the starter brings) and configure "
+						+ "spring.data.redis.*, or set ratelimit.store to "
 						+ "'memory' (or 'auto').",
 				cause);
 	}

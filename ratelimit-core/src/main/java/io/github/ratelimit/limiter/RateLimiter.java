@@ -1,0 +1,442 @@
+package io.github.ratelimit.limiter;
+
+import io.github.ratelimit.internal.Checks;
+import io.github.ratelimit.TimeSource;
+import io.github.ratelimit.RateLimitPolicy;
+import io.github.ratelimit.RateLimitListener;
+import io.github.ratelimit.FailureMode;
+import io.github.ratelimit.Decision;
+import java.lang.System.Logger;
+import java.lang.System.Logger.Level;
+import java.time.Duration;
+import java.util.concurrent.ConcurrentHashMap;
+
+import io.github.ratelimit.memory.InMemoryRateLimitStore;
+import io.github.ratelimit.store.RateLimitStore;
+import io.github.ratelimit.store.StoreKeys;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Decides whether a request may pass: asks a {@link RateLimitStore}, and applies what surrounds every remote
+ * decision.
+ * <ul>
+ * <li>Keys longer than 256 UTF-8 bytes are replaced by their SHA-256, so that clients cannot inflate the store.
+ * <li>In front of a remote store, a local deny cache rejects a key that the store has rejected until the time the
+ * store gave, without a round trip (see {@link Decision.Origin#DENY_CACHE}).
+ * <li>When the store fails (any exception but {@link IllegalArgumentException}, typically a
+ * {@link io.github.ratelimit.store.RateLimitStoreException}), the policy's {@link FailureMode} decides; a circuit breaker stops calling a store that
+ * keeps failing and probes it again after a delay.
+ * </ul>
+ * Thread-safe; one instance serves the whole application.
+ *
+ * @since 0.1.0
+ */
+public final class RateLimiter {
+
+	/** How many keys the deny cache holds at most, by default. */
+	public static final int DEFAULT_DENY_CACHE_MAX_KEYS = 100_000;
+
+	/** How many consecutive store failures open the circuit, by default. */
+	public static final int DEFAULT_FAILURE_THRESHOLD = 3;
+
+	/** How long the circuit stays open before a probe, by default, in milliseconds. */
+	public static final long DEFAULT_OPEN_DURATION_MILLIS = 2_000;
+
+	/** The least time between two WARN messages about store failures, by default, in milliseconds. */
+	public static final long DEFAULT_FAILURE_LOG_INTERVAL_MILLIS = 60_000;
+
+	private static final Logger logger = System.getLogger(RateLimiter.class.getName());
+
+	private static final int MAX_PARTITIONS = 1024;
+
+	private final RateLimitStore store;
+
+	private final @Nullable LocalDenyCache denyCache;
+
+	/** The breaker of the whole store, or of its default part. */
+	private final CircuitBreaker circuitBreaker;
+
+	/** Whether the store has parts (nodes) that fail on their own, each with a breaker of its own. */
+	private final boolean partitioned;
+
+	private final ConcurrentHashMap<String, CircuitBreaker> partitionBreakers = new ConcurrentHashMap<>();
+
+	private final int failureThreshold;
+
+	private final long openMillis;
+
+	private final TimeSource clock;
+
+	private final RateLimitListener listener;
+
+	private final RateLimitStore fallbackStore;
+
+	private final ThrottledLogger failureLogger;
+
+	private RateLimiter(Builder builder) {
+		this.store = builder.store;
+		this.clock = builder.clock;
+		this.listener = builder.listener;
+		boolean denyCache = (builder.denyCache != null) ? builder.denyCache : !builder.store.isLocal();
+		this.denyCache = denyCache ? new LocalDenyCache(builder.denyCacheMaxKeys) : null;
+		this.failureThreshold = builder.failureThreshold;
+		this.openMillis = builder.openDuration.toMillis();
+		this.circuitBreaker = new CircuitBreaker(this.failureThreshold, this.openMillis, "");
+		this.partitioned = builder.store.isPartitioned();
+		this.fallbackStore = (builder.fallbackStore != null) ? builder.fallbackStore
+				: InMemoryRateLimitStore.builder().clock(builder.clock).maxKeys(builder.fallbackMaxKeys).build();
+		this.failureLogger = new ThrottledLogger(logger, builder.failureLogInterval.toMillis());
+	}
+
+	/**
+	 * Create a limiter over the given store with default settings.
+	 * @param store the store
+	 * @return the limiter
+	 */
+	public static RateLimiter of(RateLimitStore store) {
+		return builder(store).build();
+	}
+
+	/**
+	 * Start building a limiter over the given store.
+	 * @param store the store
+	 * @return a builder
+	 */
+	public static Builder builder(RateLimitStore store) {
+		return new Builder(store);
+	}
+
+	/**
+	 * Take one unit for {@code key} under {@code policy} if available.
+	 * @param policy the policy
+	 * @param key the counter key
+	 * @return the decision
+	 */
+	public Decision tryAcquire(RateLimitPolicy policy, String key) {
+		return tryAcquire(policy, key, 1);
+	}
+
+	/**
+	 * Take {@code cost} units for {@code key} under {@code policy} if available. Never throws for a store failure:
+	 * the policy's failure mode decides instead.
+	 * @param policy the policy
+	 * @param key the counter key
+	 * @param cost the units this request takes, at least 1
+	 * @return the decision
+	 * @throws IllegalArgumentException if {@code cost} is less than 1
+	 */
+	public Decision tryAcquire(RateLimitPolicy policy, String key, long cost) {
+		if (cost < 1) {
+			throw new IllegalArgumentException("'cost' must be at least 1 but was " + cost);
+		}
+		key = StoreKeys.bounded(key);
+		if (this.denyCache == null && !this.partitioned && !this.circuitBreaker.isOpen()) {
+			// The common path for a local store, kept small so that the JIT can inline it whole.
+			Decision decision;
+			try {
+				decision = this.store.tryAcquire(policy, key, cost);
+			}
+			catch (RuntimeException ex) {
+				return onStoreException(policy, key, cost, this.circuitBreaker, CircuitBreaker.Permission.CALL, ex);
+			}
+			this.circuitBreaker.onSuccess();
+			return notify(policy, decision);
+		}
+		return tryAcquireGuarded(policy, key, cost);
+	}
+
+	/**
+	 * Forget the state of {@code key} under {@code policy}, in the store and in this limiter's deny cache, so that
+	 * its next request is decided as a new client's: what an operator does to unblock a customer.
+	 * @param policy the policy
+	 * @param key the counter key, as passed to {@code tryAcquire}
+	 * @throws io.github.ratelimit.store.RateLimitStoreException if the store cannot be reached (the deny cache is
+	 * cleared for the key all the same)
+	 */
+	public void reset(RateLimitPolicy policy, String key) {
+		key = StoreKeys.bounded(key);
+		if (this.denyCache != null) {
+			this.denyCache.evict(policy, key);
+		}
+		this.fallbackStore.reset(policy, key);
+		this.store.reset(policy, key);
+	}
+
+	/**
+	 * Forget every rejection this limiter remembers locally, for every policy: after the store lost its state
+	 * (restarted empty, failed over, flushed by an operator), so that clients it would now admit are not turned
+	 * away until their cached denials end.
+	 */
+	public void clearDenyCache() {
+		if (this.denyCache != null) {
+			this.denyCache.clear();
+		}
+	}
+
+	private Decision tryAcquireGuarded(RateLimitPolicy policy, String key, long cost) {
+		long now = this.clock.currentTimeMillis();
+		if (this.denyCache != null) {
+			Decision denied = this.denyCache.check(policy, key, cost, now);
+			if (denied != null) {
+				return notify(policy, denied);
+			}
+		}
+		CircuitBreaker breaker = this.partitioned ? breaker(this.store.partitionOf(policy, key)) : this.circuitBreaker;
+		CircuitBreaker.Permission permission = breaker.tryCall(now);
+		if (permission == CircuitBreaker.Permission.SKIP) {
+			return onStoreFailure(policy, key, cost, now, breaker, null);
+		}
+		Decision decision;
+		boolean reported = false;
+		try {
+			decision = this.store.tryAcquire(policy, key, cost);
+			breaker.onSuccess();
+			reported = true;
+		}
+		catch (RuntimeException ex) {
+			if (!(ex instanceof IllegalArgumentException)) {
+				reported = true;
+			}
+			return onStoreException(policy, key, cost, breaker, permission, ex);
+		}
+		finally {
+			if (!reported) {
+				breaker.release(permission); // a probe must not stay taken by an error or a bug
+			}
+		}
+		if (this.denyCache != null && !decision.allowed()) {
+			this.denyCache.remember(policy, key, cost, decision, now);
+		}
+		return notify(policy, decision);
+	}
+
+	private Decision onStoreException(RateLimitPolicy policy, String key, long cost, CircuitBreaker breaker,
+			CircuitBreaker.Permission permission, RuntimeException ex) {
+		if (ex instanceof IllegalArgumentException) {
+			throw ex; // a programming error, not an outage
+		}
+		long now = this.clock.currentTimeMillis();
+		breaker.onFailure(now, permission, ex);
+		return onStoreFailure(policy, key, cost, now, breaker, ex);
+	}
+
+	/**
+	 * Return the circuit breaker of one part of a partitioned store, created on first use.
+	 */
+	private CircuitBreaker breaker(String partition) {
+		if (partition.isEmpty()) {
+			return this.circuitBreaker;
+		}
+		CircuitBreaker breaker = this.partitionBreakers.get(partition);
+		if (breaker != null) {
+			return breaker;
+		}
+		if (this.partitionBreakers.size() >= MAX_PARTITIONS) {
+			// Partitions are nodes; so many means ids that churn (failovers): forget the old ones.
+			this.partitionBreakers.clear();
+		}
+		return this.partitionBreakers.computeIfAbsent(partition,
+				(name) -> new CircuitBreaker(this.failureThreshold, this.openMillis, name));
+	}
+
+	/**
+	 * Return the store this limiter asks.
+	 * @return the store
+	 */
+	public RateLimitStore store() {
+		return this.store;
+	}
+
+	/**
+	 * Return whether a circuit breaker is open: the store (or, for a store of several parts such as a Redis Cluster,
+	 * one of its parts) failed repeatedly and is not being called.
+	 * @return whether a circuit is open
+	 */
+	public boolean isCircuitOpen() {
+		if (this.circuitBreaker.isOpen()) {
+			return true;
+		}
+		for (CircuitBreaker breaker : this.partitionBreakers.values()) {
+			if (breaker.isOpen()) {
+				return true;
+			}
+		}
+		return false;
+	}
+
+	/**
+	 * Return whether the circuit breaker of the part of the store that holds {@code key} is open.
+	 * @param policy the policy
+	 * @param key the counter key
+	 * @return whether that circuit is open
+	 */
+	public boolean isCircuitOpen(RateLimitPolicy policy, String key) {
+		String bounded = StoreKeys.bounded(key);
+		return (this.partitioned ? breaker(this.store.partitionOf(policy, bounded)) : this.circuitBreaker).isOpen();
+	}
+
+	private Decision onStoreFailure(RateLimitPolicy policy, String key, long cost, long now, CircuitBreaker breaker,
+			@Nullable RuntimeException failure) {
+		this.listener.onStoreFailure(policy, failure);
+		FailureMode mode = policy.failureMode();
+		String cause = (failure != null) ? failure.getMessage() : "circuit open after repeated failures";
+		this.failureLogger.log(Level.WARNING, now, (skipped) -> "Rate limit store could not decide for policy '"
+				+ policy.name() + "' (" + cause + "); failure mode " + mode + ": " + describe(mode)
+				+ ((skipped > 0) ? " (" + skipped + " more failures since the last message)" : ""), null);
+		Decision decision = switch (mode) {
+			case ALLOW -> new Decision(true, policy.capacity(), policy.capacity(), 0, 0, Decision.Origin.FAIL_OPEN);
+			case DENY -> {
+				long retry = breaker.millisUntilRetry(this.clock.currentTimeMillis());
+				yield new Decision(false, policy.capacity(), 0, retry, retry, Decision.Origin.FAIL_CLOSED);
+			}
+			case LOCAL -> this.fallbackStore.tryAcquire(policy, key, cost).withOrigin(Decision.Origin.LOCAL_FALLBACK);
+		};
+		return notify(policy, decision);
+	}
+
+	private static String describe(FailureMode mode) {
+		return switch (mode) {
+			case ALLOW -> "requests pass uncounted";
+			case DENY -> "requests are rejected with 503";
+			case LOCAL -> "requests are limited by this instance alone";
+		};
+	}
+
+	private Decision notify(RateLimitPolicy policy, Decision decision) {
+		this.listener.onDecision(policy, decision);
+		return decision;
+	}
+
+	/**
+	 * Builder for {@link RateLimiter}.
+	 */
+	public static final class Builder {
+
+		private final RateLimitStore store;
+
+		private TimeSource clock = TimeSource.system();
+
+		private RateLimitListener listener = RateLimitListener.NONE;
+
+		private @Nullable Boolean denyCache;
+
+		private int denyCacheMaxKeys = DEFAULT_DENY_CACHE_MAX_KEYS;
+
+		private int failureThreshold = DEFAULT_FAILURE_THRESHOLD;
+
+		private Duration openDuration = Duration.ofMillis(DEFAULT_OPEN_DURATION_MILLIS);
+
+		private Duration failureLogInterval = Duration.ofMillis(DEFAULT_FAILURE_LOG_INTERVAL_MILLIS);
+
+		private @Nullable RateLimitStore fallbackStore;
+
+		private long fallbackMaxKeys = InMemoryRateLimitStore.DEFAULT_MAX_KEYS;
+
+		private Builder(RateLimitStore store) {
+			this.store = Checks.notNull(store, "store");
+		}
+
+		/**
+		 * Set the clock used for local decisions (deny cache, circuit breaker, fallback store); the system clock by
+		 * default.
+		 * @param clock the clock
+		 * @return this builder
+		 */
+		public Builder clock(TimeSource clock) {
+			this.clock = Checks.notNull(clock, "clock");
+			return this;
+		}
+
+		/**
+		 * Set the listener told of every decision and store failure.
+		 * @param listener the listener
+		 * @return this builder
+		 */
+		public Builder listener(RateLimitListener listener) {
+			this.listener = Checks.notNull(listener, "listener");
+			return this;
+		}
+
+		/**
+		 * Set whether to reject locally the keys the store has rejected until a known time. On by default for
+		 * stores that are not {@linkplain RateLimitStore#isLocal() local}.
+		 * @param enabled whether to use the deny cache
+		 * @return this builder
+		 */
+		public Builder denyCache(boolean enabled) {
+			this.denyCache = enabled;
+			return this;
+		}
+
+		/**
+		 * Set how many keys the deny cache holds at most; 100,000 by default.
+		 * @param maxKeys the maximum, at least 1
+		 * @return this builder
+		 */
+		public Builder denyCacheMaxKeys(int maxKeys) {
+			this.denyCacheMaxKeys = (int) Checks.atLeast(maxKeys, 1, "denyCacheMaxKeys");
+			return this;
+		}
+
+		/**
+		 * Set how many consecutive store failures open the circuit; 3 by default.
+		 * @param failureThreshold the threshold, at least 1
+		 * @return this builder
+		 */
+		public Builder failureThreshold(int failureThreshold) {
+			this.failureThreshold = (int) Checks.atLeast(failureThreshold, 1, "failureThreshold");
+			return this;
+		}
+
+		/**
+		 * Set how long the circuit stays open before a probe; 2 seconds by default.
+		 * @param openDuration the duration, at least 1ms
+		 * @return this builder
+		 */
+		public Builder openDuration(Duration openDuration) {
+			this.openDuration = Checks.positiveWholeMillis(openDuration, "openDuration");
+			return this;
+		}
+
+		/**
+		 * Set the least time between two WARN messages about store failures; 1 minute by default.
+		 * @param interval the interval
+		 * @return this builder
+		 */
+		public Builder failureLogInterval(Duration interval) {
+			this.failureLogInterval = Checks.notNull(interval, "failureLogInterval");
+			return this;
+		}
+
+		/**
+		 * Set the store used by policies whose failure mode is {@link FailureMode#LOCAL}; an in-memory store on
+		 * this limiter's clock by default.
+		 * @param fallbackStore the fallback store
+		 * @return this builder
+		 */
+		public Builder fallbackStore(RateLimitStore fallbackStore) {
+			this.fallbackStore = Checks.notNull(fallbackStore, "fallbackStore");
+			return this;
+		}
+
+		/**
+		 * Set how many keys the default fallback store holds at most; 100,000 by default.
+		 * @param maxKeys the maximum, at least 1
+		 * @return this builder
+		 */
+		public Builder fallbackMaxKeys(long maxKeys) {
+			this.fallbackMaxKeys = Checks.atLeast(maxKeys, 1, "fallbackMaxKeys");
+			return this;
+		}
+
+		/**
+		 * Build the limiter.
+		 * @return the limiter
+		 */
+		public RateLimiter build() {
+			return new RateLimiter(this);
+		}
+
+	}
+
+}

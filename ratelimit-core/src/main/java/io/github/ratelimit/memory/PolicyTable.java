@@ -1,0 +1,374 @@
+package io.github.ratelimit.memory;
+
+import java.util.Arrays;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+
+import io.github.ratelimit.Decision;
+import io.github.ratelimit.RateLimitPolicy;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The keys of one policy in an {@link InMemoryRateLimitStore}, with what it takes to choose, without scanning, the
+ * key to drop when room is needed. Besides the map from key to state, every state is in two intrusive structures:
+ * <ul>
+ * <li>The <em>expiry heap</em>, a binary min-heap ordered by {@link KeyState#listedExpiry}, a lower bound of the
+ * state's expiry. Decisions on a known key do not touch it, although they push the key's expiry later: when a state
+ * reaches the top with its listed expiry passed, it is either dropped (it is back to fresh) or listed again at its
+ * real expiry. A state is listed again only if it was admitted since it was last listed, so the heap costs
+ * {@code O(log n)} amortised per admission, and the top says in {@code O(1)} whether any state may have expired.
+ * <li>The <em>rank lists</em>: a state is on the list of its {@link KeyState#rank} (the most units it has held against
+ * its client, to a power of two), oldest first, and a bit mask says which lists are not empty. A state moves to a
+ * higher list when its rank rises, at most once per doubling of its units, so at most {@code 1 + log2(capacity)}
+ * times while it is held; it never moves down.
+ * </ul>
+ * Both are guarded by this table's monitor. A decision on a known key takes only that key's lock, and this monitor
+ * only on the rare decisions that raise its rank. The lock order is this monitor, then a key's lock.
+ */
+final class PolicyTable {
+
+	private static final int RANKS = Long.SIZE;
+
+	/** How many states a new key's insertion may look at to drop one that expired, so memory follows live keys. */
+	private static final int RECLAIM_STEPS = 2;
+
+	final RateLimitPolicy policy;
+
+	/** The states, read without the monitor by decisions on known keys, changed only under the monitor. */
+	final ConcurrentHashMap<String, KeyState> states = new ConcurrentHashMap<>();
+
+	private final int maxKeys;
+
+	/** The store's count of keys held across policies, including slots reserved for keys about to be inserted. */
+	private final AtomicLong held;
+
+	/** The store's count of live keys evicted. */
+	private final AtomicLong evictions;
+
+	/** Written under the monitor; read without it to choose a table to evict from. */
+	private volatile int size;
+
+	private KeyState[] heap = new KeyState[16];
+
+	private final KeyState[] heads = new KeyState[RANKS];
+
+	private final KeyState[] tails = new KeyState[RANKS];
+
+	/** Bit {@code r} is set iff the rank list {@code r} is not empty. */
+	private long ranks;
+
+	PolicyTable(RateLimitPolicy policy, int maxKeys, AtomicLong held, AtomicLong evictions) {
+		this.policy = policy;
+		this.maxKeys = maxKeys;
+		this.held = held;
+		this.evictions = evictions;
+	}
+
+	int size() {
+		return this.size;
+	}
+
+	boolean isFull() {
+		return this.size >= this.maxKeys;
+	}
+
+	/**
+	 * Decide the first request of a key the caller did not find, once the caller has reserved a slot for it in the
+	 * store's count of keys held. Make room under this policy's bound first.
+	 * @param key the key
+	 * @param cost the cost
+	 * @param now the current time
+	 * @return the decision, or {@code null} if another thread inserted the key meanwhile: the caller then releases
+	 * its slot and decides on that key's state
+	 */
+	synchronized @Nullable Decision acquireNew(String key, long cost, long now) {
+		if (this.states.containsKey(key)) {
+			return null;
+		}
+		while (this.size >= this.maxKeys) {
+			evict(now);
+		}
+		dropExpired(now, RECLAIM_STEPS);
+		// Decided before it is published, so no other thread can see the state, or evict it, before this counts.
+		KeyState state = KeyState.create(this.policy.algorithm(), key);
+		Decision decision = state.acquire(this.policy, now, cost);
+		state.raiseRank(decision);
+		state.listedExpiry = state.expiresAt(this.policy);
+		heapAdd(state);
+		link(state, state.rank);
+		this.size++;
+		this.states.put(key, state);
+		return decision;
+	}
+
+	/**
+	 * Move a state whose rank rose to its new rank list, unless another thread did, or it was dropped meanwhile.
+	 * @param state the state, not locked by the caller
+	 */
+	synchronized void promote(KeyState state) {
+		int rank;
+		state.lock();
+		try {
+			rank = state.retired ? -1 : state.rank;
+		}
+		finally {
+			state.unlock();
+		}
+		if (rank > state.listedRank) {
+			unlink(state);
+			link(state, rank);
+		}
+	}
+
+	/**
+	 * Drop one state, as {@link #evict(long)} chooses it, to make room in the store's total, unless this table holds
+	 * fewer than {@code atLeast} states (the caller chose it when it held that many).
+	 * @param now the current time
+	 * @param atLeast the fewest states this table must hold to give one up
+	 * @return whether a state was dropped
+	 */
+	synchronized boolean evictOne(long now, int atLeast) {
+		if (this.size == 0 || this.size < atLeast) {
+			return false;
+		}
+		evict(now);
+		return true;
+	}
+
+	/**
+	 * Forget a key's state, if held.
+	 * @param key the key
+	 */
+	synchronized void reset(String key) {
+		KeyState state = this.states.get(key);
+		if (state != null) {
+			state.lock();
+			try {
+				retire(state);
+			}
+			finally {
+				state.unlock();
+			}
+			detach(state);
+		}
+	}
+
+	/**
+	 * Drop every state that has expired.
+	 * @param now the current time
+	 * @return how many were dropped
+	 */
+	synchronized int purgeExpired(long now) {
+		int dropped = 0;
+		while (dropExpired(now, Integer.MAX_VALUE)) {
+			dropped++;
+		}
+		return dropped;
+	}
+
+	/**
+	 * Forget every state.
+	 */
+	synchronized void clear() {
+		for (int i = 0; i < this.size; i++) {
+			KeyState state = this.heap[i];
+			state.lock();
+			try {
+				retire(state);
+			}
+			finally {
+				state.unlock();
+			}
+		}
+		this.held.addAndGet(-this.size);
+		this.size = 0;
+		this.heap = new KeyState[16];
+		Arrays.fill(this.heads, null);
+		Arrays.fill(this.tails, null);
+		this.ranks = 0;
+	}
+
+	/**
+	 * Drop one state, of which there is at least one: an expired one if any (nothing is forgotten), else the oldest
+	 * on the lowest rank list (the fewest units forgiven).
+	 */
+	private void evict(long now) {
+		if (dropExpired(now, Integer.MAX_VALUE)) {
+			return;
+		}
+		while (true) {
+			int rank = Long.numberOfTrailingZeros(this.ranks);
+			KeyState state = this.heads[rank];
+			int actual;
+			state.lock();
+			try {
+				actual = state.rank;
+				if (actual == rank) {
+					retire(state);
+				}
+			}
+			finally {
+				state.unlock();
+			}
+			if (actual == rank) {
+				detach(state);
+				this.evictions.incrementAndGet();
+				return;
+			}
+			// Its rank rose and the deciding thread has not moved it yet: move it now and look again.
+			unlink(state);
+			link(state, actual);
+		}
+	}
+
+	/**
+	 * Drop the state with the earliest expiry if it has expired by {@code now}, first listing again, at their real
+	 * expiry, at most {@code maxSteps} states found to expire later than listed.
+	 * @return whether a state was dropped
+	 */
+	private boolean dropExpired(long now, int maxSteps) {
+		for (int step = 0; step < maxSteps && this.size > 0; step++) {
+			KeyState state = this.heap[0];
+			if (state.listedExpiry > now) {
+				return false; // every state expires later than it is listed, so none has expired
+			}
+			long expiresAt;
+			state.lock();
+			try {
+				// Checked and retired under one hold of the lock, so a decision cannot slip in between.
+				expiresAt = state.expiresAt(this.policy);
+				if (expiresAt <= now) {
+					retire(state);
+				}
+			}
+			finally {
+				state.unlock();
+			}
+			if (expiresAt <= now) {
+				detach(state);
+				return true;
+			}
+			state.listedExpiry = expiresAt;
+			siftDown(0);
+		}
+		return false;
+	}
+
+	/** Mark a locked state retired and remove it from the map, so that decisions look the key up afresh. */
+	private void retire(KeyState state) {
+		state.retired = true;
+		this.states.remove(state.key, state);
+	}
+
+	/** Remove a retired state from the heap, its rank list and the counts. */
+	private void detach(KeyState state) {
+		heapRemove(state);
+		unlink(state);
+		this.size--;
+		this.held.decrementAndGet();
+	}
+
+	private void link(KeyState state, int rank) {
+		KeyState tail = this.tails[rank];
+		state.listedRank = rank;
+		state.previous = tail;
+		state.next = null;
+		if (tail == null) {
+			this.heads[rank] = state;
+			this.ranks |= 1L << rank;
+		}
+		else {
+			tail.next = state;
+		}
+		this.tails[rank] = state;
+	}
+
+	private void unlink(KeyState state) {
+		int rank = state.listedRank;
+		KeyState previous = state.previous;
+		KeyState next = state.next;
+		if (previous == null) {
+			this.heads[rank] = next;
+		}
+		else {
+			previous.next = next;
+		}
+		if (next == null) {
+			this.tails[rank] = previous;
+		}
+		else {
+			next.previous = previous;
+		}
+		if (this.heads[rank] == null) {
+			this.ranks &= ~(1L << rank);
+		}
+		state.previous = null;
+		state.next = null;
+	}
+
+	private void heapAdd(KeyState state) {
+		if (this.size == this.heap.length) {
+			this.heap = Arrays.copyOf(this.heap, this.heap.length * 2);
+		}
+		this.heap[this.size] = state;
+		siftUp(this.size);
+	}
+
+	/** Remove a state from the heap; the caller then decrements the size. */
+	private void heapRemove(KeyState state) {
+		int index = state.heapIndex;
+		int last = this.size - 1;
+		KeyState moved = this.heap[last];
+		this.heap[last] = null;
+		if (index != last) {
+			this.heap[index] = moved;
+			siftDown(index, last);
+			if (this.heap[index] == moved) {
+				siftUp(index);
+			}
+		}
+	}
+
+	private void siftUp(int index) {
+		KeyState state = this.heap[index];
+		while (index > 0) {
+			int parent = (index - 1) >>> 1;
+			KeyState above = this.heap[parent];
+			if (above.listedExpiry <= state.listedExpiry) {
+				break;
+			}
+			this.heap[index] = above;
+			above.heapIndex = index;
+			index = parent;
+		}
+		this.heap[index] = state;
+		state.heapIndex = index;
+	}
+
+	private void siftDown(int index) {
+		siftDown(index, this.size);
+	}
+
+	private void siftDown(int index, int size) {
+		KeyState state = this.heap[index];
+		while (true) {
+			int child = 2 * index + 1;
+			if (child >= size) {
+				break;
+			}
+			if (child + 1 < size && this.heap[child + 1].listedExpiry < this.heap[child].listedExpiry) {
+				child++;
+			}
+			KeyState below = this.heap[child];
+			if (state.listedExpiry <= below.listedExpiry) {
+				break;
+			}
+			this.heap[index] = below;
+			below.heapIndex = index;
+			index = child;
+		}
+		this.heap[index] = state;
+		state.heapIndex = index;
+	}
+
+}

@@ -1,0 +1,64 @@
+package io.github.ratelimit.store;
+
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.Base64;
+
+/**
+ * The one bound on the size of counter keys, so that a client cannot inflate a store's memory with huge keys: a key
+ * longer than {@value #MAX_KEY_BYTES} UTF-8 bytes is replaced by its SHA-256. The limiter bounds every key before it
+ * reaches a store; a store that builds longer names of its own (a Redis hash tag holds the policy too) bounds them
+ * with the same method.
+ *
+ * @since 0.1.0
+ */
+public final class StoreKeys {
+
+	/** Keys longer than this many UTF-8 bytes are replaced by their SHA-256. */
+	public static final int MAX_KEY_BYTES = 256;
+
+	/**
+	 * Marks a hashed key. A key that happens to start with it is hashed too, so a short key can never equal the
+	 * hashed form of a long one.
+	 */
+	public static final String HASHED_PREFIX = "\u0000sha256:";
+
+	private StoreKeys() {
+	}
+
+	/**
+	 * Return the key itself if it is at most {@value #MAX_KEY_BYTES} UTF-8 bytes long, else its hashed form. Two
+	 * distinct strings never share a form: the hash is over the string's UTF-16 code units, so that lone surrogates
+	 * (which UTF-8 cannot encode and would turn into {@code ?}) keep keys apart.
+	 * @param key the key
+	 * @return the key or its hashed form, at most {@value #MAX_KEY_BYTES} bytes
+	 */
+	public static String bounded(String key) {
+		// Up to 85 chars cannot exceed 256 UTF-8 bytes (3 bytes per char at most), the common case.
+		if (key.length() <= MAX_KEY_BYTES / 3 && !key.startsWith(HASHED_PREFIX)) {
+			return key;
+		}
+		if (!key.startsWith(HASHED_PREFIX) && key.length() <= MAX_KEY_BYTES
+				&& key.getBytes(StandardCharsets.UTF_8).length <= MAX_KEY_BYTES) {
+			return key;
+		}
+		return HASHED_PREFIX + Base64.getUrlEncoder().withoutPadding().encodeToString(sha256(key));
+	}
+
+	private static byte[] sha256(String key) {
+		byte[] units = new byte[key.length() * 2];
+		for (int i = 0; i < key.length(); i++) {
+			char c = key.charAt(i);
+			units[2 * i] = (byte) (c >> 8);
+			units[2 * i + 1] = (byte) c;
+		}
+		try {
+			return MessageDigest.getInstance("SHA-256").digest(units);
+		}
+		catch (NoSuchAlgorithmException ex) {
+			throw new IllegalStateException("SHA-256 is required of every Java platform", ex);
+		}
+	}
+
+}

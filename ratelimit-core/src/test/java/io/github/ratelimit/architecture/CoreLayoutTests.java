@@ -1,0 +1,20 @@
+package io.github.ratelimit.architecture;
+
+import com.tngtech.archunit.core.domain.JavaClasses;
+import org.junit.jupiter.api.Test;
+
+class CoreLayoutTests {
+
+	private final JavaClasses core = LayoutRules.productionClasses("io.github.ratelimit");
+
+	@Test
+	void theCoreImportsNoSpringServletOrHttpTypes() {
+		LayoutRules.coreIsFreeOfSpringAndHttp().check(this.core);
+	}
+
+	@Test
+	void theCoreHasNoPackageCycles() {
+		LayoutRules.noPackageCycles().check(this.core);
+	}
+
+}

@@ -1,0 +1,298 @@
+package io.github.ratelimit.limiter;
+
+import io.github.ratelimit.RateLimitPolicy;
+import io.github.ratelimit.RateLimitListener;
+import io.github.ratelimit.FailureMode;
+import io.github.ratelimit.Decision;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+import io.github.ratelimit.conformance.MutableTimeSource;
+import io.github.ratelimit.memory.InMemoryRateLimitStore;
+import io.github.ratelimit.store.RateLimitStore;
+import io.github.ratelimit.store.StoreKeys;
+import io.github.ratelimit.store.RateLimitStoreException;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+
+class RateLimiterTests {
+
+	private final MutableTimeSource clock = MutableTimeSource.at("2030-01-01T00:00:00Z");
+
+	private final SwitchableStore store = new SwitchableStore(
+			InMemoryRateLimitStore.builder().clock(this.clock).maxKeys(1000).build());
+
+	private final RecordingListener listener = new RecordingListener();
+
+	private final RateLimiter limiter = RateLimiter.builder(this.store)
+		.clock(this.clock)
+		.listener(this.listener)
+		.failureThreshold(3)
+		.openDuration(Duration.ofSeconds(2))
+		.build();
+
+	@Test
+	void failOpenLetsRequestsPassUncountedAndCountsTheFailure() {
+		RateLimitPolicy policy = policy(FailureMode.ALLOW);
+		this.store.failing = true;
+		Decision decision = this.limiter.tryAcquire(policy, "k");
+		assertThat(decision.allowed()).isTrue();
+		assertThat(decision.origin()).isEqualTo(Decision.Origin.FAIL_OPEN);
+		assertThat(decision.isKnown()).isFalse();
+		assertThat(this.listener.failures).isEqualTo(1);
+		assertThat(this.listener.decisions).containsExactly(decision);
+	}
+
+	@Test
+	void failClosedRejectsUntilTheStoreIsTriedAgain() {
+		RateLimitPolicy policy = policy(FailureMode.DENY);
+		this.store.failing = true;
+		Decision decision = this.limiter.tryAcquire(policy, "k");
+		assertThat(decision.allowed()).isFalse();
+		assertThat(decision.origin()).isEqualTo(Decision.Origin.FAIL_CLOSED);
+		assertThat(decision.retryAfterSeconds()).isGreaterThanOrEqualTo(1);
+	}
+
+	@Test
+	void localFallbackLimitsWithThisInstancesMemory() {
+		RateLimitPolicy policy = policy(FailureMode.LOCAL);
+		this.store.failing = true;
+		for (int i = 0; i < 3; i++) {
+			Decision decision = this.limiter.tryAcquire(policy, "k");
+			assertThat(decision.allowed()).isTrue();
+			assertThat(decision.origin()).isEqualTo(Decision.Origin.LOCAL_FALLBACK);
+		}
+		assertThat(this.limiter.tryAcquire(policy, "k").allowed()).isFalse();
+	}
+
+	@Test
+	void theCircuitOpensAfterConsecutiveFailuresAndStopsCallingTheStore() {
+		RateLimitPolicy policy = policy(FailureMode.ALLOW);
+		this.store.failing = true;
+		for (int i = 0; i < 3; i++) {
+			this.limiter.tryAcquire(policy, "k");
+		}
+		assertThat(this.limiter.isCircuitOpen()).isTrue();
+		int calls = this.store.calls;
+		for (int i = 0; i < 100; i++) {
+			assertThat(this.limiter.tryAcquire(policy, "k").origin()).isEqualTo(Decision.Origin.FAIL_OPEN);
+		}
+		assertThat(this.store.calls).as("an outage costs the threshold, not one call per request").isEqualTo(calls);
+	}
+
+	@Test
+	void oneProbeAfterTheOpenDurationClosesTheCircuitWhenTheStoreIsBack() {
+		RateLimitPolicy policy = policy(FailureMode.ALLOW);
+		this.store.failing = true;
+		for (int i = 0; i < 3; i++) {
+			this.limiter.tryAcquire(policy, "k");
+		}
+		this.clock.advance(Duration.ofSeconds(2));
+		int calls = this.store.calls;
+		this.limiter.tryAcquire(policy, "k"); // the probe fails: open again
+		assertThat(this.store.calls).isEqualTo(calls + 1);
+		assertThat(this.limiter.isCircuitOpen()).isTrue();
+		this.limiter.tryAcquire(policy, "k");
+		assertThat(this.store.calls).as("no second probe before the next delay").isEqualTo(calls + 1);
+		this.store.failing = false;
+		this.clock.advance(Duration.ofSeconds(2));
+		Decision probe = this.limiter.tryAcquire(policy, "k");
+		assertThat(probe.origin()).isEqualTo(Decision.Origin.STORE);
+		assertThat(this.limiter.isCircuitOpen()).isFalse();
+		assertThat(this.limiter.tryAcquire(policy, "k").origin()).isEqualTo(Decision.Origin.STORE);
+	}
+
+	@Test
+	void theDenyCacheRejectsLocallyUntilTheStoresRetryTimeAndNoLonger() {
+		RateLimitPolicy policy = policy(FailureMode.ALLOW);
+		RateLimiter remote = RateLimiter.builder(this.store).clock(this.clock).denyCache(true).build();
+		for (int i = 0; i < 3; i++) {
+			remote.tryAcquire(policy, "k");
+		}
+		Decision rejected = remote.tryAcquire(policy, "k");
+		assertThat(rejected.origin()).isEqualTo(Decision.Origin.STORE);
+		int calls = this.store.calls;
+		this.clock.advanceMillis(rejected.retryAfterMillis() - 1);
+		Decision local = remote.tryAcquire(policy, "k");
+		assertThat(local.origin()).isEqualTo(Decision.Origin.DENY_CACHE);
+		assertThat(local.retryAfterMillis()).isEqualTo(1);
+		assertThat(this.store.calls).isEqualTo(calls);
+		this.clock.advanceMillis(1);
+		Decision again = remote.tryAcquire(policy, "k");
+		assertThat(again.origin()).isEqualTo(Decision.Origin.STORE);
+		assertThat(again.allowed()).isTrue();
+	}
+
+	@Test
+	void theDenyCacheNeverRejectsACheaperRequestThanTheOneTheStoreRejected() {
+		RateLimitPolicy policy = policy(FailureMode.ALLOW);
+		RateLimiter remote = RateLimiter.builder(this.store).clock(this.clock).denyCache(true).build();
+		remote.tryAcquire(policy, "k", 2);
+		assertThat(remote.tryAcquire(policy, "k", 2).allowed()).isFalse();
+		Decision cheaper = remote.tryAcquire(policy, "k", 1);
+		assertThat(cheaper.origin()).isEqualTo(Decision.Origin.STORE);
+		assertThat(cheaper.allowed()).isTrue();
+	}
+
+	@Test
+	void theDenyCacheForgetsADenialWhenTheClockRunsBackwards() {
+		RateLimitPolicy policy = policy(FailureMode.ALLOW);
+		RateLimiter remote = RateLimiter.builder(this.store).clock(this.clock).denyCache(true).build();
+		for (int i = 0; i < 4; i++) {
+			remote.tryAcquire(policy, "k");
+		}
+		this.clock.advanceMillis(-1);
+		assertThat(remote.tryAcquire(policy, "k").origin()).isEqualTo(Decision.Origin.STORE);
+	}
+
+	@Test
+	void theDenyCacheIsOffInFrontOfALocalStore() {
+		RateLimitPolicy policy = policy(FailureMode.ALLOW);
+		RateLimiter local = RateLimiter.of(InMemoryRateLimitStore.builder().clock(this.clock).build());
+		for (int i = 0; i < 5; i++) {
+			assertThat(local.tryAcquire(policy, "k").origin()).isEqualTo(Decision.Origin.STORE);
+		}
+	}
+
+	@Test
+	void longKeysAreHashedBeforeReachingTheStore() {
+		RateLimitPolicy policy = policy(FailureMode.ALLOW);
+		String longKey = "k".repeat(5_000);
+		this.limiter.tryAcquire(policy, longKey);
+		assertThat(this.store.lastKey).startsWith(StoreKeys.HASHED_PREFIX).hasSizeLessThan(60);
+		this.limiter.tryAcquire(policy, "short");
+		assertThat(this.store.lastKey).isEqualTo("short");
+		this.limiter.tryAcquire(policy, StoreKeys.HASHED_PREFIX + "forged");
+		assertThat(this.store.lastKey).isNotEqualTo(StoreKeys.HASHED_PREFIX + "forged");
+	}
+
+	@Test
+	void aCostBelowOneIsAnError() {
+		assertThatIllegalArgumentException().isThrownBy(() -> this.limiter.tryAcquire(policy(FailureMode.ALLOW), "k", 0))
+			.withMessage("'cost' must be at least 1 but was 0");
+	}
+
+	@Test
+	void aResetKeyIsAdmittedAgainAndNoLongerDenyCached() {
+		RateLimitPolicy policy = policy(FailureMode.ALLOW);
+		RateLimiter remote = RateLimiter.builder(this.store).clock(this.clock).build(); // deny cache on: not local
+		for (int i = 0; i < 3; i++) {
+			remote.tryAcquire(policy, "k");
+		}
+		assertThat(remote.tryAcquire(policy, "k").allowed()).isFalse();
+		assertThat(remote.tryAcquire(policy, "k").origin()).isEqualTo(Decision.Origin.DENY_CACHE);
+		remote.tryAcquire(policy, "other");
+		remote.reset(policy, "k");
+		assertThat(this.store.resets).containsExactly("k");
+		Decision afterReset = remote.tryAcquire(policy, "k");
+		assertThat(afterReset.allowed()).isTrue();
+		assertThat(afterReset.origin()).isEqualTo(Decision.Origin.STORE);
+		assertThat(afterReset.remaining()).isEqualTo(2);
+		assertThat(remote.tryAcquire(policy, "other").remaining()).as("other keys keep their counts").isEqualTo(1);
+	}
+
+	@Test
+	void aResetOfALongKeyResetsItsHashedForm() {
+		RateLimitPolicy policy = policy(FailureMode.ALLOW);
+		String longKey = "k".repeat(5_000);
+		this.limiter.tryAcquire(policy, longKey);
+		this.limiter.reset(policy, longKey);
+		assertThat(this.store.resets).containsExactly(this.store.lastKey);
+	}
+
+	@Test
+	void clearingTheDenyCacheSendsRejectedKeysToTheStoreAgain() {
+		RateLimitPolicy policy = policy(FailureMode.ALLOW);
+		RateLimiter remote = RateLimiter.builder(this.store).clock(this.clock).build();
+		for (int i = 0; i < 4; i++) {
+			remote.tryAcquire(policy, "k");
+		}
+		int calls = this.store.calls;
+		assertThat(remote.tryAcquire(policy, "k").origin()).isEqualTo(Decision.Origin.DENY_CACHE);
+		assertThat(this.store.calls).isEqualTo(calls);
+		remote.clearDenyCache();
+		assertThat(remote.tryAcquire(policy, "k").origin()).isEqualTo(Decision.Origin.STORE);
+		assertThat(this.store.calls).isEqualTo(calls + 1);
+	}
+
+	@Test
+	void aResetAlsoForgetsTheKeyInTheLocalFallback() {
+		RateLimitPolicy policy = policy(FailureMode.LOCAL);
+		RateLimiter limiter = RateLimiter.builder(this.store).clock(this.clock).denyCache(false).build();
+		this.store.failing = true;
+		for (int i = 0; i < 3; i++) {
+			limiter.tryAcquire(policy, "k");
+		}
+		assertThat(limiter.tryAcquire(policy, "k").allowed()).isFalse();
+		this.store.failing = false;
+		limiter.reset(policy, "k");
+		this.store.failing = true;
+		assertThat(limiter.tryAcquire(policy, "k").allowed()).isTrue();
+	}
+
+	private static RateLimitPolicy policy(FailureMode failureMode) {
+		return RateLimitPolicy.builder("p").limit(3).window(Duration.ofMinutes(1)).failureMode(failureMode).build();
+	}
+
+	/**
+	 * A store that can be made to fail, as an unreachable Redis would.
+	 */
+	static final class SwitchableStore implements RateLimitStore {
+
+		private final RateLimitStore delegate;
+
+		volatile boolean failing;
+
+		int calls;
+
+		String lastKey;
+
+		final List<String> resets = new ArrayList<>();
+
+		SwitchableStore(RateLimitStore delegate) {
+			this.delegate = delegate;
+		}
+
+		@Override
+		public Decision tryAcquire(RateLimitPolicy policy, String key, long cost) {
+			this.calls++;
+			this.lastKey = key;
+			if (this.failing) {
+				throw new RateLimitStoreException("store unreachable");
+			}
+			return this.delegate.tryAcquire(policy, key, cost);
+		}
+
+		@Override
+		public void reset(RateLimitPolicy policy, String key) {
+			this.resets.add(key);
+			if (this.failing) {
+				throw new RateLimitStoreException("store unreachable");
+			}
+			this.delegate.reset(policy, key);
+		}
+
+	}
+
+	static final class RecordingListener implements RateLimitListener {
+
+		final List<Decision> decisions = new ArrayList<>();
+
+		int failures;
+
+		@Override
+		public void onDecision(RateLimitPolicy policy, Decision decision) {
+			this.decisions.add(decision);
+		}
+
+		@Override
+		public void onStoreFailure(RateLimitPolicy policy, RuntimeException failure) {
+			this.failures++;
+		}
+
+	}
+
+}

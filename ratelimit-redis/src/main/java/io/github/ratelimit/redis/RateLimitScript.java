@@ -1,0 +1,76 @@
+package io.github.ratelimit.redis;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.EnumMap;
+import java.util.HexFormat;
+import java.util.Map;
+import java.util.Objects;
+
+import io.github.ratelimit.Algorithm;
+
+/**
+ * The Lua script of one algorithm: the shared prelude followed by the algorithm's body, and its SHA-1 for EVALSHA.
+ *
+ * @param algorithm the algorithm
+ * @param source the script
+ * @param sha1 the SHA-1 of the script, in lowercase hex
+ */
+record RateLimitScript(Algorithm algorithm, byte[] source, String sha1) {
+
+	private static final Map<Algorithm, RateLimitScript> scripts = load();
+
+	static RateLimitScript of(Algorithm algorithm) {
+		return Objects.requireNonNull(scripts.get(algorithm)); // every algorithm is loaded
+	}
+
+	static Iterable<RateLimitScript> all() {
+		return scripts.values();
+	}
+
+	private static Map<Algorithm, RateLimitScript> load() {
+		String prelude = read("prelude.lua");
+		Map<Algorithm, RateLimitScript> scripts = new EnumMap<>(Algorithm.class);
+		for (Algorithm algorithm : Algorithm.values()) {
+			byte[] source = (prelude + read(fileName(algorithm))).getBytes(StandardCharsets.UTF_8);
+			scripts.put(algorithm, new RateLimitScript(algorithm, source, sha1(source)));
+		}
+		return scripts;
+	}
+
+	static String fileName(Algorithm algorithm) {
+		return switch (algorithm) {
+			case FIXED -> "fixed-window.lua";
+			case SLIDING_LOG -> "sliding-log.lua";
+			case SLIDING_COUNTER -> "sliding-counter.lua";
+			// One meter seen from two sides (tokens left, or level poured): the same decisions, one script.
+			case TOKEN_BUCKET, LEAKY_BUCKET -> "token-bucket.lua";
+		};
+	}
+
+	private static String read(String name) {
+		try (InputStream in = RateLimitScript.class.getResourceAsStream(name)) {
+			if (in == null) {
+				throw new IllegalStateException("Lua script " + name + " is missing from the classpath");
+			}
+			return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException(ex);
+		}
+	}
+
+	private static String sha1(byte[] source) {
+		try {
+			return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-1").digest(source));
+		}
+		catch (NoSuchAlgorithmException ex) {
+			throw new IllegalStateException("SHA-1 is required of every Java platform", ex);
+		}
+	}
+
+}

@@ -1,0 +1,197 @@
+package io.github.ratelimit.redis;
+
+import java.nio.charset.StandardCharsets;
+
+import io.github.ratelimit.Algorithm;
+import io.github.ratelimit.RateLimitPolicy;
+import io.github.ratelimit.store.StoreKeys;
+
+/**
+ * Builds the Redis keys of a decision: {@code <prefix>:{<policy>:<key>}:<algorithm>}.
+ * <p>
+ * The key names the algorithm but not the limit, window or burst: the state itself records the parameters it was
+ * counted under, and each script converts state counted under others (see the scripts). So after a change of limit,
+ * window or burst (an edited {@code application.yml}, or a rolling deploy where old and new instances alternate) no
+ * instance reads old state as new, and none forgets what the other version counted. A change of algorithm starts
+ * from fresh state under another key; the old one expires.
+ * <p>
+ * Everything between the braces is the hash tag, so all keys of one decision share a Cluster slot while different
+ * clients spread over the cluster. The policy name and the key are percent-encoded where they could break that:
+ * {@code %}, <code>{</code>, <code>}</code>, {@code :}, {@code #} and control characters. So a user-supplied key can
+ * neither end the hash tag early nor collide with another policy's key. A tag longer than
+ * {@value StoreKeys#MAX_KEY_BYTES} bytes once encoded is replaced by its SHA-256 ({@link StoreKeys#bounded}), so a
+ * client cannot inflate Redis memory.
+ */
+final class RedisKeys {
+
+	private static final int[] CRC16_TABLE = crc16Table();
+
+	private final String prefix;
+
+	RedisKeys(String prefix) {
+		if (prefix.indexOf('{') >= 0 || prefix.indexOf('}') >= 0) {
+			throw new IllegalArgumentException("'keyPrefix' must not contain '{' or '}' but was '" + prefix + "'");
+		}
+		this.prefix = prefix;
+	}
+
+	/**
+	 * Return the hash tag of a policy and key: what decides the Cluster slot. Encoded, then bounded like every
+	 * key (so lone surrogates, encoded as {@code %uXXXX}, can never meet a real {@code ?}).
+	 */
+	static String tag(String policy, String key) {
+		return StoreKeys.bounded(encode(policy) + ":" + encode(key));
+	}
+
+	/**
+	 * Return the keys of one decision, in the order the algorithm's script expects them.
+	 */
+	byte[][] keys(RateLimitPolicy policy, String key) {
+		return layout(policy).keys(key);
+	}
+
+	/**
+	 * Return how the keys of a policy are laid out, with the parts that do not depend on the key encoded once.
+	 */
+	Layout layout(RateLimitPolicy policy) {
+		return new Layout(this.prefix, policy);
+	}
+
+	/**
+	 * Return the Redis Cluster hash slot of a key, as Redis computes it: CRC16 (XMODEM) of the hash tag (the bytes
+	 * between the first <code>{</code> and the next <code>}</code>, if not empty) or else of the whole key, modulo
+	 * 16384.
+	 */
+	static int slot(byte[] key) {
+		int from = 0;
+		int to = key.length;
+		for (int open = 0; open < key.length; open++) {
+			if (key[open] == '{') {
+				for (int close = open + 1; close < key.length; close++) {
+					if (key[close] == '}') {
+						if (close > open + 1) {
+							from = open + 1;
+							to = close;
+						}
+						break;
+					}
+				}
+				break;
+			}
+		}
+		int crc = 0;
+		for (int i = from; i < to; i++) {
+			crc = ((crc << 8) ^ CRC16_TABLE[((crc >>> 8) ^ (key[i] & 0xFF)) & 0xFF]) & 0xFFFF;
+		}
+		return crc & 16383;
+	}
+
+	/**
+	 * The keys of one policy, {@code head + encoded key + tail} for each key of a decision, with the head and the
+	 * tails encoded once.
+	 */
+	static final class Layout {
+
+		private final String policyName;
+
+		private final byte[] head;
+
+		private final byte[] prefixHead;
+
+		private final byte[][] tails;
+
+		private final int policyTagLength;
+
+		Layout(String prefix, RateLimitPolicy policy) {
+			this.policyName = policy.name();
+			String encodedPolicy = encode(policy.name());
+			this.head = bytes(prefix + ":{" + encodedPolicy + ":");
+			this.prefixHead = bytes(prefix + ":{");
+			this.policyTagLength = bytes(encodedPolicy).length + 1;
+			this.tails = (policy.algorithm() == Algorithm.SLIDING_LOG) ? new byte[][] { bytes("}:log"), bytes("}:sum") }
+					: new byte[][] { bytes("}:" + suffix(policy.algorithm())) };
+		}
+
+		byte[][] keys(String key) {
+			byte[] head = this.head;
+			byte[] keyBytes = bytes(encode(key));
+			if (this.policyTagLength + keyBytes.length > StoreKeys.MAX_KEY_BYTES) {
+				// Replace the whole tag by a hash, so that neither a long key nor a long policy name can grow it.
+				head = this.prefixHead;
+				keyBytes = bytes(tag(this.policyName, key));
+			}
+			byte[][] keys = new byte[this.tails.length][];
+			for (int i = 0; i < keys.length; i++) {
+				byte[] tail = this.tails[i];
+				byte[] full = new byte[head.length + keyBytes.length + tail.length];
+				System.arraycopy(head, 0, full, 0, head.length);
+				System.arraycopy(keyBytes, 0, full, head.length, keyBytes.length);
+				System.arraycopy(tail, 0, full, head.length + keyBytes.length, tail.length);
+				keys[i] = full;
+			}
+			return keys;
+		}
+
+	}
+
+	static String encode(String value) {
+		StringBuilder encoded = null;
+		for (int i = 0; i < value.length(); i++) {
+			char c = value.charAt(i);
+			if (c == '%' || c == '{' || c == '}' || c == ':' || c == '#' || c < 0x20 || c == 0x7f) {
+				if (encoded == null) {
+					encoded = new StringBuilder(value.length() + 8).append(value, 0, i);
+				}
+				encoded.append('%').append(Character.toUpperCase(Character.forDigit(c >> 4, 16)))
+					.append(Character.toUpperCase(Character.forDigit(c & 0xF, 16)));
+			}
+			else if (Character.isSurrogate(c) && !isPairedSurrogate(value, i)) {
+				// A lone surrogate has no UTF-8 form (it would become '?' and collide with a real '?').
+				if (encoded == null) {
+					encoded = new StringBuilder(value.length() + 8).append(value, 0, i);
+				}
+				encoded.append("%u").append(String.format("%04X", (int) c));
+			}
+			else if (encoded != null) {
+				encoded.append(c);
+			}
+		}
+		return (encoded != null) ? encoded.toString() : value;
+	}
+
+	private static boolean isPairedSurrogate(String value, int index) {
+		char c = value.charAt(index);
+		if (Character.isHighSurrogate(c)) {
+			return index + 1 < value.length() && Character.isLowSurrogate(value.charAt(index + 1));
+		}
+		return index > 0 && Character.isHighSurrogate(value.charAt(index - 1));
+	}
+
+	private static String suffix(Algorithm algorithm) {
+		// Names that no earlier state format used, so that no script meets state it cannot read.
+		return switch (algorithm) {
+			case FIXED -> "fx";
+			case SLIDING_COUNTER -> "swc";
+			// One meter, so switching between the two keeps the state.
+			case TOKEN_BUCKET, LEAKY_BUCKET -> "bkt";
+			case SLIDING_LOG -> "log";
+		};
+	}
+
+	static byte[] bytes(String value) {
+		return value.getBytes(StandardCharsets.UTF_8);
+	}
+
+	private static int[] crc16Table() {
+		int[] table = new int[256];
+		for (int i = 0; i < 256; i++) {
+			int crc = i << 8;
+			for (int bit = 0; bit < 8; bit++) {
+				crc = ((crc & 0x8000) != 0) ? (crc << 1) ^ 0x1021 : crc << 1;
+			}
+			table[i] = crc & 0xFFFF;
+		}
+		return table;
+	}
+
+}

@@ -1,0 +1,413 @@
+package io.github.ratelimit.redis;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.LongAdder;
+
+import io.github.ratelimit.Decision;
+import io.github.ratelimit.RateLimitPolicy;
+import io.github.ratelimit.TimeSource;
+import io.github.ratelimit.store.RateLimitStore;
+import io.github.ratelimit.store.RateLimitStoreException;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.connection.jedis.JedisConnectionFactory;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+import org.springframework.util.ClassUtils;
+
+/**
+ * A {@link RateLimitStore} on Redis (standalone, Sentinel or Cluster) through the application's
+ * {@link RedisConnectionFactory}.
+ * <ul>
+ * <li><b>One round trip per decision.</b> Each algorithm is one Lua script, sent with EVALSHA (EVAL when Redis lost
+ * it), that reads the state, decides, writes and sets the expiry atomically, and returns what the headers need. No
+ * state is read into Java and written back, so instances sharing a Redis never lose or double a count.
+ * <li><b>Time from Redis.</b> The script reads {@code TIME}, so instances with skewed clocks agree on windows.
+ * <li><b>Cluster-ready keys.</b> All keys of one decision share a hash tag (see {@code docs/reliability.md}).
+ * <li><b>Expiry, not sweeps.</b> Every key carries a {@code PEXPIRE} until its state is back to fresh.
+ * <li><b>Bounded waits.</b> A decision fails with {@link RateLimitStoreException} after {@code timeout}; it never
+ * hangs the request. (Coalesced callers wait without a timer of their own, which a decision would pay for in kernel
+ * time: one thread per store fails the overdue ones, at most a twentieth of the timeout late, 1 ms to 50 ms.)
+ * <li><b>Coalescing.</b> Concurrent decisions of a policy are sent together, in one script call that decides them
+ * one after the other, each atomically: a busy policy or a hot key costs far fewer round trips, and no decision ever
+ * takes more than one.
+ * </ul>
+ * Whoever builds the store owns it: {@link #start()} connects, loads the scripts and starts the timeout thread ahead
+ * of the first decision (which does it otherwise), and {@link #close()} stops them.
+ *
+ * @since 0.1.0
+ */
+public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable {
+
+	/** The prefix of every key, by default. */
+	public static final String DEFAULT_KEY_PREFIX = "ratelimit";
+
+	/** How long a decision may wait for Redis, by default, in milliseconds. */
+	public static final long DEFAULT_TIMEOUT_MILLIS = 200;
+
+	/** The most decisions sent in one script call, by default. */
+	public static final int DEFAULT_MAX_BATCH_SIZE = 64;
+
+	/** How many script calls of one policy (per Cluster hash slot) may be in flight, by default. */
+	public static final int DEFAULT_MAX_IN_FLIGHT = 4;
+
+	private static final byte[] ONE = PolicyScript.bytes(1);
+
+	private static final boolean JEDIS_PRESENT = ClassUtils.isPresent(
+			"org.springframework.data.redis.connection.jedis.JedisConnectionFactory",
+			RedisRateLimitStore.class.getClassLoader());
+
+	private final ScriptExecutor executor;
+
+	private final RedisKeys keys;
+
+	private final long timeoutNanos;
+
+	private final Duration timeout;
+
+	private final @Nullable TimeSource clock;
+
+	private final byte[] leastTtl;
+
+	private final @Nullable Coalescer coalescer;
+
+	/** On a Lettuce Cluster: which master holds a slot, for a circuit breaker per master. */
+	private final @Nullable ClusterNodes clusterNodes;
+
+	private final ConcurrentHashMap<RateLimitPolicy, PolicyScript> policies = new ConcurrentHashMap<>();
+
+	private final LongAdder scriptCalls = new LongAdder();
+
+	private final LongAdder decisions = new LongAdder();
+
+	private RedisRateLimitStore(Builder builder) {
+		this.keys = new RedisKeys(builder.keyPrefix);
+		boolean cluster;
+		if (builder.connectionFactory instanceof LettuceConnectionFactory lettuce) {
+			LettuceScriptExecutor executor = new LettuceScriptExecutor(lettuce);
+			this.executor = executor;
+			cluster = lettuce.isClusterAware();
+			this.clusterNodes = cluster ? new ClusterNodes(lettuce, executor::isConnected) : null;
+		}
+		else {
+			this.clusterNodes = null;
+			this.executor = new ConnectionScriptExecutor(builder.connectionFactory,
+					Math.max(4, 2 * Runtime.getRuntime().availableProcessors()));
+			cluster = mayBeCluster(builder.connectionFactory);
+		}
+		this.timeout = builder.timeout;
+		this.timeoutNanos = builder.timeout.toNanos();
+		this.clock = builder.clock;
+		this.leastTtl = PolicyScript.bytes((builder.clock != null) ? Duration.ofHours(1).toMillis() : 0);
+		// On a Cluster, or where the topology is unknown, one script call holds keys of one hash slot only.
+		this.coalescer = builder.coalesce ? new Coalescer(this::send, cluster, this.timeoutNanos, builder.maxBatchSize,
+				builder.maxInFlight, "ratelimit-redis-timeouts-" + builder.keyPrefix) : null;
+	}
+
+	private static boolean mayBeCluster(RedisConnectionFactory connectionFactory) {
+		if (JEDIS_PRESENT && connectionFactory instanceof JedisConnectionFactory jedis) {
+			return jedis.isRedisClusterAware();
+		}
+		return true; // unknown topology: keep every call within one hash slot, which is always safe
+	}
+
+	/**
+	 * Start building a store on the given connection factory.
+	 * @param connectionFactory the connection factory, usually the application's
+	 * @return a builder
+	 */
+	public static Builder builder(RedisConnectionFactory connectionFactory) {
+		return new Builder(connectionFactory);
+	}
+
+	/**
+	 * Connect and load the scripts in the background, and start the thread that times coalesced decisions out, so
+	 * that the first decisions do not wait for them. Optional: the first decision does what was not done. Idempotent.
+	 */
+	public void start() {
+		this.executor.warmUp(RateLimitScript.all());
+		if (this.coalescer != null) {
+			this.coalescer.start();
+		}
+	}
+
+	@Override
+	public Decision tryAcquire(RateLimitPolicy policy, String key, long cost) {
+		if (cost < 1) {
+			throw new IllegalArgumentException("'cost' must be at least 1 but was " + cost);
+		}
+		long start = System.nanoTime();
+		PolicyScript script = script(policy);
+		PendingDecision call = new PendingDecision(script.layout.keys(key), cost, start);
+		try {
+			Coalescer.Lanes lanes = script.lanes;
+			if (lanes != null && this.coalescer != null) {
+				return this.coalescer.decide(lanes, call);
+			}
+			send(script, List.of(call));
+			return call.result.get(Math.max(0, this.timeoutNanos - (System.nanoTime() - start)), TimeUnit.NANOSECONDS);
+		}
+		catch (TimeoutException ex) {
+			call.abandoned = true;
+			throw timedOut(policy);
+		}
+		catch (ExecutionException ex) {
+			Throwable cause = (ex.getCause() != null) ? ex.getCause() : ex;
+			if (cause == Coalescer.OVERDUE) {
+				throw timedOut(policy);
+			}
+			throw new RateLimitStoreException(
+					"Redis failed to decide for policy '" + policy.name() + "': " + cause.getMessage(), cause);
+		}
+		catch (InterruptedException ex) {
+			call.abandoned = true;
+			Thread.currentThread().interrupt();
+			throw new RateLimitStoreException("Interrupted while waiting for Redis for policy '" + policy.name() + "'",
+					ex);
+		}
+	}
+
+	/**
+	 * Return whether decisions go to several masters of a Redis Cluster, which fail on their own (known on Lettuce;
+	 * on other clients the Cluster counts as one part).
+	 */
+	@Override
+	public boolean isPartitioned() {
+		return this.clusterNodes != null;
+	}
+
+	/**
+	 * Return the id of the Cluster master that holds the key's slot, as the client's topology last said.
+	 */
+	@Override
+	public String partitionOf(RateLimitPolicy policy, String key) {
+		ClusterNodes nodes = this.clusterNodes;
+		return (nodes != null) ? nodes.nodeOf(RedisKeys.slot(script(policy).layout.keys(key)[0])) : "";
+	}
+
+	/**
+	 * Delete the key's state under this policy (every Redis key of the decision, in one {@code DEL}).
+	 */
+	@Override
+	public void reset(RateLimitPolicy policy, String key) {
+		byte[][] keys = script(policy).layout.keys(key);
+		try {
+			this.executor.delete(keys).get(this.timeoutNanos, TimeUnit.NANOSECONDS);
+		}
+		catch (TimeoutException ex) {
+			throw new RateLimitStoreException("Redis did not answer within " + this.timeout.toMillis()
+					+ "ms to reset a key of policy '" + policy.name() + "'");
+		}
+		catch (ExecutionException ex) {
+			Throwable cause = (ex.getCause() != null) ? ex.getCause() : ex;
+			throw new RateLimitStoreException(
+					"Redis failed to reset a key of policy '" + policy.name() + "': " + cause.getMessage(), cause);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new RateLimitStoreException("Interrupted while resetting a key of policy '" + policy.name() + "'",
+					ex);
+		}
+	}
+
+	private PolicyScript script(RateLimitPolicy policy) {
+		PolicyScript script = this.policies.get(policy);
+		return (script != null) ? script
+				: this.policies.computeIfAbsent(policy,
+						(p) -> new PolicyScript(p, this.keys, this.leastTtl, this.coalescer));
+	}
+
+	/**
+	 * Send one script call for the batch; the future completes once each decision of the batch is completed.
+	 */
+	private CompletableFuture<?> send(PolicyScript script, List<PendingDecision> batch) {
+		int keysPerCall = batch.get(0).keys.length;
+		byte[][] keys = new byte[batch.size() * keysPerCall][];
+		byte[][] args = new byte[script.args.length + batch.size()][];
+		System.arraycopy(script.args, 0, args, 0, script.args.length);
+		args[0] = (this.clock != null) ? PolicyScript.bytes(this.clock.currentTimeMillis()) : PolicyScript.EMPTY;
+		for (int i = 0; i < batch.size(); i++) {
+			PendingDecision call = batch.get(i);
+			System.arraycopy(call.keys, 0, keys, i * keysPerCall, keysPerCall);
+			args[script.args.length + i] = (call.cost == 1) ? ONE : PolicyScript.bytes(call.cost);
+		}
+		this.scriptCalls.increment();
+		this.decisions.add(batch.size());
+		CompletableFuture<List<Object>> result;
+		try {
+			result = this.executor.execute(script.script, keys, args);
+		}
+		catch (RuntimeException ex) {
+			result = CompletableFuture.failedFuture(ex);
+		}
+		return result.whenComplete((answers, failure) -> completed(script, batch, answers, failure));
+	}
+
+	private static void completed(PolicyScript script, List<PendingDecision> batch, @Nullable List<Object> answers,
+			@Nullable Throwable failure) {
+		long capacity = script.policy.capacity();
+		for (int i = 0; i < batch.size(); i++) {
+			PendingDecision call = batch.get(i);
+			if (failure != null || answers == null || answers.size() < 4 * batch.size()) {
+				call.result.completeExceptionally((failure != null) ? failure
+						: new IllegalStateException("unexpected reply from the rate limit script: " + answers));
+			}
+			else {
+				int offset = 4 * i;
+				long remaining = Math.max(0, Math.min(capacity, number(answers, offset + 1)));
+				call.result.complete(new Decision(number(answers, offset) == 1, capacity, remaining,
+						number(answers, offset + 2), number(answers, offset + 3), Decision.Origin.STORE));
+			}
+		}
+	}
+
+	private static long number(List<Object> answers, int index) {
+		return ((Number) answers.get(index)).longValue();
+	}
+
+	private RateLimitStoreException timedOut(RateLimitPolicy policy) {
+		return new RateLimitStoreException(
+				"Redis did not answer within " + this.timeout.toMillis() + "ms for policy '" + policy.name() + "'");
+	}
+
+	/**
+	 * Return how many script calls were sent to Redis.
+	 * @return the number of script calls
+	 */
+	public long scriptCalls() {
+		return this.scriptCalls.sum();
+	}
+
+	/**
+	 * Return how many decisions were sent to Redis; more than {@link #scriptCalls()} when concurrent decisions were
+	 * coalesced.
+	 * @return the number of decisions
+	 */
+	public long decisions() {
+		return this.decisions.sum();
+	}
+
+	/**
+	 * Fail the decisions still waiting, stop the timeout thread and release the connection; the connection factory
+	 * is left open.
+	 */
+	@Override
+	public void close() {
+		if (this.coalescer != null) {
+			this.coalescer.close();
+		}
+		this.executor.close();
+	}
+
+	/**
+	 * Builder for {@link RedisRateLimitStore}.
+	 */
+	public static final class Builder {
+
+		private final RedisConnectionFactory connectionFactory;
+
+		private String keyPrefix = DEFAULT_KEY_PREFIX;
+
+		private Duration timeout = Duration.ofMillis(DEFAULT_TIMEOUT_MILLIS);
+
+		private @Nullable TimeSource clock;
+
+		private boolean coalesce = true;
+
+		private int maxBatchSize = DEFAULT_MAX_BATCH_SIZE;
+
+		private int maxInFlight = DEFAULT_MAX_IN_FLIGHT;
+
+		private Builder(RedisConnectionFactory connectionFactory) {
+			this.connectionFactory = connectionFactory;
+		}
+
+		/**
+		 * Set the prefix of every key; {@code ratelimit} by default. It must not contain braces, which would change
+		 * the Cluster hash tag.
+		 * @param keyPrefix the prefix
+		 * @return this builder
+		 */
+		public Builder keyPrefix(String keyPrefix) {
+			this.keyPrefix = keyPrefix;
+			return this;
+		}
+
+		/**
+		 * Set how long a decision may wait for Redis before it fails; 200ms by default. A coalesced decision may
+		 * wait up to a twentieth longer (at most 50ms): the store's watchdog fails overdue ones at that interval.
+		 * @param timeout the timeout
+		 * @return this builder
+		 */
+		public Builder timeout(Duration timeout) {
+			this.timeout = timeout;
+			return this;
+		}
+
+		/**
+		 * Drive the scripts with this clock instead of Redis {@code TIME}. <b>For tests only</b>: instances with
+		 * skewed clocks would disagree on windows. Keys then live at least an hour, since their expiry still runs
+		 * on Redis time.
+		 * @param clock the clock
+		 * @return this builder
+		 */
+		public Builder clock(TimeSource clock) {
+			this.clock = clock;
+			return this;
+		}
+
+		/**
+		 * Set whether concurrent decisions of a policy are sent together; on by default.
+		 * @param coalesce whether to coalesce
+		 * @return this builder
+		 */
+		public Builder coalesce(boolean coalesce) {
+			this.coalesce = coalesce;
+			return this;
+		}
+
+		/**
+		 * Set the most decisions sent in one script call; 64 by default.
+		 * @param maxBatchSize the maximum, at least 1
+		 * @return this builder
+		 */
+		public Builder maxBatchSize(int maxBatchSize) {
+			if (maxBatchSize < 1) {
+				throw new IllegalArgumentException("'maxBatchSize' must be at least 1 but was " + maxBatchSize);
+			}
+			this.maxBatchSize = maxBatchSize;
+			return this;
+		}
+
+		/**
+		 * Set how many script calls of one policy (per Cluster hash slot) may be in flight at once before further
+		 * decisions wait to be sent together; 4 by default. (A busy lane may have up to 8, each carrying at least half
+		 * a batch.)
+		 * @param maxInFlight the maximum, at least 1
+		 * @return this builder
+		 */
+		public Builder maxInFlight(int maxInFlight) {
+			if (maxInFlight < 1) {
+				throw new IllegalArgumentException("'maxInFlight' must be at least 1 but was " + maxInFlight);
+			}
+			this.maxInFlight = maxInFlight;
+			return this;
+		}
+
+		/**
+		 * Build the store.
+		 * @return the store
+		 */
+		public RedisRateLimitStore build() {
+			return new RedisRateLimitStore(this);
+		}
+
+	}
+
+}

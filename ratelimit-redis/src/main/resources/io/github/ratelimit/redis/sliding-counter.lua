@@ -1,0 +1,80 @@
+-- Sliding window counter; mirrors SlidingCounter.java.
+-- State (current, previous, last, limit, window): the units of the window of the last admission and of the window
+-- before it, the time of the last admission, and the parameters they were counted under. The key expires at the end
+-- of the window after that of the last admission. State counted under other parameters (an edited policy, or a
+-- rolling deploy where old and new instances alternate) is converted: what its own estimate counts in the sliding
+-- window at now (rounded up) becomes this window's count, so no version's admissions are forgotten by the other.
+local key, t, start, elapsed, current, previous, same_window, dirty
+
+local function flush()
+  if same_window then
+    redis.call('SET', key, struct.pack('ddddd', current, previous, t, limit, window), 'KEEPTTL')
+  else
+    redis.call('SET', key, struct.pack('ddddd', current, previous, t, limit, window), 'PX',
+      math.max(start + 2 * window - now, least_ttl))
+  end
+end
+
+for i = 1, #ARGV - 7 do
+  if KEYS[i] ~= key then
+    if dirty then
+      flush()
+    end
+    key, t, current, previous, same_window, dirty = KEYS[i], now, 0, 0, false, false
+    local state = redis.call('GET', key)
+    if state and #state == 40 then
+      local stored_current, stored_previous, last, was_limit, was_window = struct.unpack('ddddd', state)
+      if t < last then
+        t = last
+      end
+      if was_window == window and was_limit == limit then
+        local stored_start = last - last % window
+        if stored_start == t - t % window then
+          current, previous, same_window = stored_current, stored_previous, true
+        elseif stored_start == t - t % window - window then
+          previous = stored_current
+        end
+      else
+        local was_start = last - last % was_window
+        local t_start = t - t % was_window
+        local weighted = 0
+        if was_start == t_start then
+          weighted = stored_current + stored_previous * (was_window - (t - t_start)) / was_window
+        elseif was_start == t_start - was_window then
+          weighted = stored_current * (was_window - (t - t_start)) / was_window
+        end
+        current = math.ceil(weighted) -- possibly above this limit: converting back and forth forgets nothing
+        dirty = current > 0 -- written back under this policy's parameters, even if nothing is admitted
+      end
+    end
+    start = t - t % window
+    elapsed = t - start
+  end
+  local cost = tonumber(ARGV[7 + i])
+  local budget = limit * window - previous * (window - elapsed)
+  local allowed, reset, retry = 0, 0, 0
+  if cost <= limit and (current + cost) * window <= budget then
+    current, dirty = current + cost, true
+    allowed, reset = 1, start + 2 * window - t
+  else
+    if current > 0 then
+      reset = start + 2 * window - t
+    elseif previous > 0 then
+      reset = window - elapsed
+    end
+    if cost > limit then
+      retry = -1
+    elseif current + cost <= limit then
+      retry = window - math.floor((limit - current - cost) * window / previous) - elapsed
+    else
+      retry = window - elapsed + math.max(0, window - math.floor((limit - cost) * window / current))
+    end
+  end
+  result[n + 1], result[n + 2], result[n + 3], result[n + 4] = allowed, math.floor(budget / window) - current,
+    reset, retry
+  n = n + 4
+end
+if dirty then
+  flush()
+end
+return result

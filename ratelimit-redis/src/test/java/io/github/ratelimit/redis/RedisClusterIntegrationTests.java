@@ -1,0 +1,136 @@
+package io.github.ratelimit.redis;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+
+import io.github.ratelimit.Algorithm;
+import io.github.ratelimit.Decision;
+import io.github.ratelimit.FailureMode;
+import io.github.ratelimit.RateLimitPolicy;
+import io.github.ratelimit.limiter.RateLimiter;
+import io.github.ratelimit.test.RedisCluster;
+import io.github.ratelimit.test.RedisServer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * On a real 3-master Redis Cluster: every decision's keys share one slot whatever the user key holds (no
+ * CROSSSLOT), and different clients spread over the masters.
+ */
+class RedisClusterIntegrationTests {
+
+	private static RedisCluster cluster;
+
+	private static LettuceConnectionFactory connectionFactory;
+
+	@BeforeAll
+	static void startCluster() {
+		cluster = RedisCluster.start(3);
+		connectionFactory = RedisConnections.cluster(cluster);
+	}
+
+	@AfterAll
+	static void stopCluster() {
+		connectionFactory.destroy();
+		cluster.close();
+	}
+
+	@ParameterizedTest
+	@EnumSource(Algorithm.class)
+	void keysWithBracesOrSeparatorsStayInOneSlot(Algorithm algorithm) {
+		String prefix = "cluster-" + UUID.randomUUID();
+		RateLimitPolicy policy = RateLimitPolicy.builder("evil{policy}").algorithm(algorithm).limit(2)
+			.window(Duration.ofHours(1)).build();
+		RedisKeys keys = new RedisKeys(prefix);
+		try (RedisRateLimitStore store = RedisRateLimitStore.builder(connectionFactory).keyPrefix(prefix)
+			.timeout(Duration.ofSeconds(10)).build()) {
+			for (String key : new String[] { "}{", "{a}", "a}b{c", "{}", "a:b{", "%7D", "\n{x}\n" }) {
+				assertThat(store.tryAcquire(policy, key, 1).allowed()).as(key).isTrue();
+				assertThat(store.tryAcquire(policy, key, 1).allowed()).as(key).isTrue();
+				assertThat(store.tryAcquire(policy, key, 1).allowed()).as(key).isFalse();
+				byte[][] decisionKeys = keys.keys(policy, key);
+				assertThat(slot(decisionKeys[0])).isEqualTo(RedisKeys.slot(decisionKeys[0]));
+				long slot = slot(decisionKeys[0]);
+				for (byte[] decisionKey : decisionKeys) {
+					assertThat(slot(decisionKey)).isEqualTo(slot);
+				}
+			}
+		}
+	}
+
+	@Test
+	void differentClientsSpreadOverTheMasters() {
+		String prefix = "spread-" + UUID.randomUUID();
+		RateLimitPolicy policy = RateLimitPolicy.builder("spread").limit(5).window(Duration.ofHours(1)).build();
+		try (RedisRateLimitStore store = RedisRateLimitStore.builder(connectionFactory).keyPrefix(prefix)
+			.timeout(Duration.ofSeconds(10)).build()) {
+			for (int i = 0; i < 300; i++) {
+				store.tryAcquire(policy, "client-" + i, 1);
+			}
+		}
+		assertThat(cluster.keysPerNode()).allSatisfy((keys) -> assertThat(keys).isGreaterThan(50L));
+	}
+
+	@Test
+	void aPausedMasterOpensTheCircuitOnlyForItsOwnKeys() throws InterruptedException {
+		String prefix = "breakers-" + UUID.randomUUID();
+		RateLimitPolicy policy = RateLimitPolicy.builder("breakers")
+			.limit(1_000)
+			.window(Duration.ofHours(1))
+			.failureMode(FailureMode.ALLOW)
+			.build();
+		try (RedisRateLimitStore store = RedisRateLimitStore.builder(connectionFactory).keyPrefix(prefix)
+			.timeout(Duration.ofMillis(300)).build()) {
+			RateLimiter limiter = RateLimiter.builder(store)
+				.denyCache(false)
+				.failureThreshold(2)
+				.openDuration(Duration.ofMinutes(1))
+				.build();
+			assertThat(limiter.tryAcquire(policy, "warm-up").origin()).isEqualTo(Decision.Origin.STORE);
+			RedisServer paused = cluster.nodes().get(0);
+			String pausedId = (String) paused.call("CLUSTER", "MYID");
+			List<String> onPaused = new ArrayList<>();
+			List<String> elsewhere = new ArrayList<>();
+			for (int i = 0; i < 60; i++) {
+				String key = "client-" + i;
+				(store.partitionOf(policy, key).equals(pausedId) ? onPaused : elsewhere).add(key);
+				assertThat(limiter.tryAcquire(policy, key).remaining()).isEqualTo(999);
+			}
+			assertThat(onPaused).isNotEmpty();
+			assertThat(elsewhere).isNotEmpty();
+			// Shorter than cluster-node-timeout, so that the other masters do not declare the cluster down.
+			paused.pause(Duration.ofSeconds(3));
+			long pausedAt = System.nanoTime();
+			for (String key : onPaused.subList(0, Math.min(3, onPaused.size()))) {
+				assertThat(limiter.tryAcquire(policy, key).origin()).isEqualTo(Decision.Origin.FAIL_OPEN);
+			}
+			assertThat(limiter.isCircuitOpen(policy, onPaused.get(0))).isTrue();
+			for (String key : elsewhere) {
+				Decision decision = limiter.tryAcquire(policy, key);
+				assertThat(decision.origin()).as(key).isEqualTo(Decision.Origin.STORE);
+				assertThat(decision.remaining()).as(key).isEqualTo(998);
+			}
+			assertThat(limiter.isCircuitOpen(policy, elsewhere.get(0))).isFalse();
+			long left = Duration.ofSeconds(3).toNanos() - (System.nanoTime() - pausedAt);
+			if (left > 0) {
+				TimeUnit.NANOSECONDS.sleep(left + TimeUnit.MILLISECONDS.toNanos(200));
+			}
+		}
+	}
+
+	private static long slot(byte[] key) {
+		return (Long) cluster.nodes().get(0).call("CLUSTER", "KEYSLOT", new String(key, StandardCharsets.UTF_8));
+	}
+
+}

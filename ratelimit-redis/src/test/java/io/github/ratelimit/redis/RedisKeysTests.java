@@ -1,0 +1,99 @@
+package io.github.ratelimit.redis;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+
+import io.github.ratelimit.Algorithm;
+import io.github.ratelimit.RateLimitPolicy;
+import io.github.ratelimit.store.StoreKeys;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class RedisKeysTests {
+
+	private final RedisKeys keys = new RedisKeys("ratelimit");
+
+	@Test
+	void keysCarryThePrefixAHashTagOfPolicyAndKeyAndTheAlgorithm() {
+		assertThat(key(policy("orders", Algorithm.FIXED), "alice")).isEqualTo("ratelimit:{orders:alice}:fx");
+		assertThat(key(policy("orders", Algorithm.SLIDING_COUNTER), "alice")).isEqualTo("ratelimit:{orders:alice}:swc");
+		assertThat(key(policy("orders", Algorithm.TOKEN_BUCKET), "alice")).isEqualTo("ratelimit:{orders:alice}:bkt");
+		assertThat(key(policy("orders", Algorithm.LEAKY_BUCKET), "alice")).as("the same meter")
+			.isEqualTo("ratelimit:{orders:alice}:bkt");
+		byte[][] log = this.keys.keys(policy("orders", Algorithm.SLIDING_LOG), "alice");
+		assertThat(new String(log[0], StandardCharsets.UTF_8)).isEqualTo("ratelimit:{orders:alice}:log");
+		assertThat(new String(log[1], StandardCharsets.UTF_8)).isEqualTo("ratelimit:{orders:alice}:sum");
+	}
+
+	@Test
+	void bracesCannotEndTheHashTagEarly() {
+		String key = key(policy("orders", Algorithm.FIXED), "}{evil}");
+		assertThat(key).isEqualTo("ratelimit:{orders:%7D%7Bevil%7D}:fx");
+		assertThat(key.indexOf('}')).isEqualTo(key.lastIndexOf('}'));
+	}
+
+	@Test
+	void separatorsAreEncodedSoPolicyAndKeyNeverCollide() {
+		String a = key(policy("a:b", Algorithm.FIXED), "c");
+		String b = key(policy("a", Algorithm.FIXED), "b:c");
+		assertThat(a).isNotEqualTo(b);
+		assertThat(RedisKeys.encode("100%:#")).isEqualTo("100%25%3A%23");
+	}
+
+	@Test
+	void controlCharactersAreEncodedAndUnicodeIsKept() {
+		assertThat(RedisKeys.encode("a\nb\r\u0000c\u007f")).isEqualTo("a%0Ab%0D%00c%7F");
+		assertThat(RedisKeys.encode("ユーザー😀")).isEqualTo("ユーザー😀");
+	}
+
+	@Test
+	void aLongKeyIsReplacedByAHashInsideTheHashTag() {
+		String key = key(policy("orders", Algorithm.FIXED), "x".repeat(10_000));
+		assertThat(key).startsWith("ratelimit:{" + StoreKeys.HASHED_PREFIX).endsWith("}:fx").hasSizeLessThan(80);
+	}
+
+	@Test
+	void longKeysAreReplacedByTheirHash() {
+		String longKey = "x".repeat(10_000);
+		String tag = RedisKeys.tag("orders", longKey);
+		assertThat(tag).startsWith(StoreKeys.HASHED_PREFIX).hasSizeLessThan(60);
+		assertThat(RedisKeys.tag("orders", longKey + "y")).isNotEqualTo(tag);
+		assertThat(RedisKeys.tag("orders", tag)).isNotEqualTo(tag);
+		String multibyte = "é".repeat(200);
+		assertThat(RedisKeys.tag("orders", multibyte)).startsWith(StoreKeys.HASHED_PREFIX);
+	}
+
+	@Test
+	void loneSurrogatesNeverShareACounterWithQuestionMarks() {
+		String surrogates = "%".repeat(85) + "\uD800\uD800";
+		String marks = "%".repeat(85) + "??";
+		assertThat(RedisKeys.tag("orders", surrogates)).isNotEqualTo(RedisKeys.tag("orders", marks));
+		assertThat(key(policy("orders", Algorithm.FIXED), surrogates))
+			.isNotEqualTo(key(policy("orders", Algorithm.FIXED), marks));
+	}
+
+	@Test
+	void theSlotIsRedisClusterCrc16OfTheTag() {
+		// Values from the Redis Cluster specification and CLUSTER KEYSLOT.
+		assertThat(RedisKeys.slot(RedisKeys.bytes("123456789"))).isEqualTo(0x31C3 & 16383);
+		assertThat(RedisKeys.slot(RedisKeys.bytes("foo"))).isEqualTo(12182);
+		assertThat(RedisKeys.slot(RedisKeys.bytes("ratelimit:{foo}:fx"))).isEqualTo(12182);
+		assertThat(RedisKeys.slot(RedisKeys.bytes("a{}b{foo}"))).isEqualTo(RedisKeys.slot(RedisKeys.bytes("a{}b{foo}")));
+	}
+
+	@Test
+	void aPrefixWithBracesIsRejected() {
+		org.assertj.core.api.Assertions.assertThatIllegalArgumentException().isThrownBy(() -> new RedisKeys("rl{x}"))
+			.withMessage("'keyPrefix' must not contain '{' or '}' but was 'rl{x}'");
+	}
+
+	private String key(RateLimitPolicy policy, String key) {
+		return new String(this.keys.keys(policy, key)[0], StandardCharsets.UTF_8);
+	}
+
+	private static RateLimitPolicy policy(String name, Algorithm algorithm) {
+		return RateLimitPolicy.builder(name).algorithm(algorithm).limit(1).window(Duration.ofSeconds(1)).build();
+	}
+
+}

@@ -1,0 +1,21 @@
+package io.github.ratelimit.redis;
+
+import com.tngtech.archunit.core.domain.JavaClasses;
+import io.github.ratelimit.architecture.LayoutRules;
+import org.junit.jupiter.api.Test;
+
+class RedisLayoutTests {
+
+	private final JavaClasses redis = LayoutRules.productionClasses("io.github.ratelimit.redis");
+
+	@Test
+	void theRedisStoreImportsNoSpringBootServletOrWebTypes() {
+		LayoutRules.storesAreFreeOfBootAndWeb().check(this.redis);
+	}
+
+	@Test
+	void theRedisStoreHasNoPackageCycles() {
+		LayoutRules.noPackageCycles().check(this.redis);
+	}
+
+}

@@ -1,0 +1,199 @@
+package io.github.ratelimit.redis;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+
+import io.github.ratelimit.Algorithm;
+import io.github.ratelimit.Decision;
+import io.github.ratelimit.RateLimitPolicy;
+import io.github.ratelimit.limiter.RateLimiter;
+import io.github.ratelimit.conformance.MutableTimeSource;
+import io.github.ratelimit.test.RedisServer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * What only the Redis store does: one script call per decision, recovery from a flushed script cache, keys that
+ * expire by themselves, Redis time, and what the deny cache saves.
+ */
+class RedisRateLimitStoreIntegrationTests {
+
+	private static RedisServer redis;
+
+	private static LettuceConnectionFactory connectionFactory;
+
+	private String prefix;
+
+	private RedisRateLimitStore store;
+
+	@BeforeAll
+	static void startRedis() {
+		redis = RedisServer.start();
+		connectionFactory = RedisConnections.standalone(redis);
+	}
+
+	@AfterAll
+	static void stopRedis() {
+		connectionFactory.destroy();
+		redis.close();
+	}
+
+	@BeforeEach
+	void createStore() {
+		this.prefix = "it-" + UUID.randomUUID();
+		this.store = RedisRateLimitStore.builder(connectionFactory)
+			.keyPrefix(this.prefix)
+			.timeout(Duration.ofSeconds(10))
+			.build();
+	}
+
+	@AfterEach
+	void closeStore() {
+		this.store.close();
+	}
+
+	@ParameterizedTest
+	@EnumSource(Algorithm.class)
+	void everyDecisionIsExactlyOneScriptCall(Algorithm algorithm) {
+		RateLimitPolicy policy = policy(algorithm, 5, Duration.ofHours(1));
+		this.store.tryAcquire(policy, "warm-up", 1); // loads the script once
+		redis.resetStats();
+		for (int i = 0; i < 20; i++) {
+			this.store.tryAcquire(policy, "key-" + (i % 3), 1);
+		}
+		assertThat(redis.commandCalls("evalsha") + redis.commandCalls("eval")).isEqualTo(20);
+		// Commands run inside the script count in commandstats too; these would be separate round trips.
+		assertThat(redis.commandCalls("script|load") + redis.commandCalls("watch") + redis.commandCalls("multi"))
+			.as("no other round trips")
+			.isZero();
+	}
+
+	@ParameterizedTest
+	@EnumSource(Algorithm.class)
+	void aFlushedScriptCacheIsRecoveredWithEvalAndDecidesTheSame(Algorithm algorithm) {
+		RateLimitPolicy policy = policy(algorithm, 3, Duration.ofHours(1));
+		assertThat(this.store.tryAcquire(policy, "k", 2).remaining()).isEqualTo(1);
+		redis.call("SCRIPT", "FLUSH");
+		assertThat(this.store.tryAcquire(policy, "k", 1).remaining()).isZero();
+		assertThat(this.store.tryAcquire(policy, "k", 1).allowed()).isFalse();
+	}
+
+	@ParameterizedTest
+	@EnumSource(Algorithm.class)
+	void keysShareOneHashTagAndExpireWithTheirState(Algorithm algorithm) {
+		RateLimitPolicy policy = policy(algorithm, 3, Duration.ofMillis(300));
+		this.store.tryAcquire(policy, "user-1", 1);
+		List<String> keys = keys();
+		assertThat(keys).isNotEmpty()
+			.allSatisfy((key) -> assertThat(key).startsWith(this.prefix + ":{" + policy.name() + ":user-1}:"));
+		// Only a fixed window's state is exactly as long-lived as its window. The sliding counter weighs a window
+		// during the next one; the others push their expiry a window (a refill) ahead, so that a busy key does not
+		// rewrite it on every request.
+		long longest = (algorithm == Algorithm.FIXED) ? 300 : 600;
+		for (String key : keys) {
+			long ttl = (Long) redis.call("PTTL", key);
+			// -2 or 0: gone already or going, since a fixed window is aligned to the epoch and may end a millisecond
+			// after it began; -1 (no expiry) is what must never happen.
+			if (ttl != -2) {
+				assertThat(ttl).as(key).isBetween(0L, longest);
+			}
+		}
+		awaitNoKeys();
+	}
+
+	@Test
+	void rejectionsOfAHammeringClientStopReachingRedis() {
+		RateLimitPolicy policy = policy(Algorithm.FIXED, 5, Duration.ofHours(1));
+		MutableTimeSource clock = MutableTimeSource.at("2030-01-01T00:00:00Z");
+		RateLimiter limiter = RateLimiter.builder(this.store).clock(clock).build();
+		for (int i = 0; i < 5; i++) {
+			assertThat(limiter.tryAcquire(policy, "hammer").allowed()).isTrue();
+		}
+		redis.resetStats();
+		Decision first = limiter.tryAcquire(policy, "hammer");
+		assertThat(first.allowed()).isFalse();
+		assertThat(first.origin()).isEqualTo(Decision.Origin.STORE);
+		List<Decision> local = new ArrayList<>();
+		for (int i = 0; i < 1000; i++) {
+			clock.advanceMillis(1);
+			local.add(limiter.tryAcquire(policy, "hammer"));
+		}
+		assertThat(redis.commandCalls("evalsha")).as("one call for the first rejection, none after").isEqualTo(1);
+		assertThat(local).allSatisfy((decision) -> {
+			assertThat(decision.allowed()).isFalse();
+			assertThat(decision.origin()).isEqualTo(Decision.Origin.DENY_CACHE);
+			assertThat(decision.remaining()).isZero();
+			assertThat(decision.limit()).isEqualTo(5);
+		});
+		// The retry delay counts down from the store's answer as the clock moves.
+		assertThat(local.get(999).retryAfterMillis()).isEqualTo(first.retryAfterMillis() - 1000);
+		assertThat(local.get(999).resetAfterMillis()).isEqualTo(first.resetAfterMillis() - 1000);
+	}
+
+	@Test
+	void coalescedDecisionsOnAHotKeyStayExactAndTakeFewerScriptCalls() {
+		RateLimitPolicy policy = policy(Algorithm.SLIDING_LOG, 1000, Duration.ofHours(1));
+		java.util.concurrent.atomic.AtomicInteger admitted = new java.util.concurrent.atomic.AtomicInteger();
+		io.github.ratelimit.conformance.ConcurrentTestHarness.run(32, () -> {
+			for (int i = 0; i < 50; i++) {
+				if (this.store.tryAcquire(policy, "hot", 1).allowed()) {
+					admitted.incrementAndGet();
+				}
+			}
+		});
+		assertThat(admitted).hasValue(1000);
+		assertThat(this.store.decisions()).isEqualTo(1600);
+		assertThat(this.store.scriptCalls()).isLessThanOrEqualTo(1600);
+	}
+
+	@Test
+	void timeComesFromRedisSoStoresWithDifferentClocksShareWindows() {
+		RateLimitPolicy policy = policy(Algorithm.FIXED, 4, Duration.ofDays(10000));
+		try (RedisRateLimitStore other = RedisRateLimitStore.builder(connectionFactory).keyPrefix(this.prefix).build()) {
+			assertThat(this.store.tryAcquire(policy, "k", 3).allowed()).isTrue();
+			Decision fromOther = other.tryAcquire(policy, "k", 1);
+			assertThat(fromOther.remaining()).isZero();
+			assertThat(other.tryAcquire(policy, "k", 1).allowed()).isFalse();
+		}
+	}
+
+	private List<String> keys() {
+		@SuppressWarnings("unchecked")
+		List<String> keys = (List<String>) redis.call("KEYS", this.prefix + ":*");
+		return keys;
+	}
+
+	private void awaitNoKeys() {
+		long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+		while (!keys().isEmpty()) {
+			assertThat(System.nanoTime()).as("keys still there: " + keys()).isLessThan(deadline);
+			try {
+				Thread.sleep(50);
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+				return;
+			}
+		}
+	}
+
+	private static RateLimitPolicy policy(Algorithm algorithm, long limit, Duration window) {
+		return RateLimitPolicy.builder("p-" + algorithm.name().toLowerCase())
+			.algorithm(algorithm)
+			.limit(limit)
+			.window(window)
+			.build();
+	}
+
+}
