@@ -46,6 +46,9 @@ public final class RedisServer implements AutoCloseable {
 
 	private final List<String> extraArguments;
 
+	/** A Sentinel's configuration file, which comes first on its command line; {@code null} for a server. */
+	private Path sentinelConfig;
+
 	private Process process;
 
 	private AutoCloseable container;
@@ -93,6 +96,16 @@ public final class RedisServer implements AutoCloseable {
 		}
 	}
 
+	/**
+	 * Spawn a Sentinel ({@code redis-server <config> --sentinel}) on the given port, in the given directory.
+	 */
+	static RedisServer spawnSentinel(int port, Path directory, Path config) {
+		RedisServer server = new RedisServer("127.0.0.1", port, Kind.SPAWNED, directory, List.of());
+		server.sentinelConfig = config;
+		server.launch();
+		return server;
+	}
+
 	static RedisServer container(String host, int port, AutoCloseable container) {
 		RedisServer server = new RedisServer(host, port, Kind.CONTAINER, null, List.of());
 		server.container = container;
@@ -100,9 +113,17 @@ public final class RedisServer implements AutoCloseable {
 	}
 
 	private void launch() {
-		List<String> command = new ArrayList<>(List.of(executable("redis-server"), "--port", String.valueOf(this.port),
-				"--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--daemonize", "no", "--dir",
-				this.directory.toString(), "--logfile", this.directory.resolve("redis.log").toString()));
+		List<String> command = new ArrayList<>();
+		command.add(executable("redis-server"));
+		if (this.sentinelConfig != null) {
+			command.addAll(List.of(this.sentinelConfig.toString(), "--sentinel", "--logfile",
+					this.directory.resolve("sentinel.log").toString()));
+		}
+		else {
+			command.addAll(List.of("--port", String.valueOf(this.port), "--bind", "127.0.0.1", "--save", "",
+					"--appendonly", "no", "--daemonize", "no", "--dir", this.directory.toString(), "--logfile",
+					this.directory.resolve("redis.log").toString()));
+		}
 		command.addAll(this.extraArguments);
 		try {
 			this.process = new ProcessBuilder(command).directory(this.directory.toFile())
