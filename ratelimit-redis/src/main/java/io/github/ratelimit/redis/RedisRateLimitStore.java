@@ -162,6 +162,12 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 			if (cause == Coalescer.OVERDUE) {
 				throw timedOut(policy);
 			}
+			if (isOutOfMemory(cause)) {
+				throw new RateLimitStoreException("Redis is out of memory (maxmemory reached, and its "
+						+ "maxmemory-policy may not evict these keys): it refuses every write, so no decision for policy '"
+						+ policy.name() + "' can be made until memory is freed. Give rate limits a Redis of their own, or "
+						+ "set maxmemory-policy to volatile-ttl (see docs/reliability.md).", cause);
+			}
 			throw new RateLimitStoreException(
 					"Redis failed to decide for policy '" + policy.name() + "': " + cause.getMessage(), cause);
 		}
@@ -269,6 +275,21 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 
 	private static long number(List<Object> answers, int index) {
 		return ((Number) answers.get(index)).longValue();
+	}
+
+	/**
+	 * Whether Redis refused a write for want of memory ({@code OOM command not allowed when used memory >
+	 * 'maxmemory'}), inside a script or not.
+	 */
+	static boolean isOutOfMemory(Throwable failure) {
+		for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
+			String message = cause.getMessage();
+			if (message != null && (message.startsWith("OOM ") || message.contains("ERR OOM ")
+					|| message.contains("OOM command not allowed"))) {
+				return true;
+			}
+		}
+		return false;
 	}
 
 	private RateLimitStoreException timedOut(RateLimitPolicy policy) {

@@ -17,11 +17,8 @@
 -- The key keeps no admission time: a request whose time is earlier than an admission of its window is decided at
 -- its own time, and one in an earlier window than the key's at the start of the key's window, so its reset can only
 -- come out longer than the Java store's, never shorter.
--- Needs Redis 7.0+ (PEXPIRE ... NX); checked before anything is written, since an older Redis would leave the
--- increment without an expiry.
-if redis.REDIS_VERSION_NUM == nil then
-  return redis.error_reply('ERR the FIXED rate limit script needs Redis 7.0 or newer (PEXPIRE ... NX)')
-end
+-- Needs Redis 7.0+ (PEXPIRE ... NX): an older Redis does not compile the script (its shebang), so it never leaves
+-- an increment without an expiry.
 
 local now_start = now - now % window
 local window_name = ':' .. ARGV[3]

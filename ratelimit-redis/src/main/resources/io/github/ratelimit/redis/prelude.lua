@@ -1,3 +1,4 @@
+#!lua
 -- Shared by every rate limit script; the algorithm's script is appended to it.
 --
 -- One call decides a batch of requests of one policy, one after the other, in order. Request i has the cost
@@ -19,7 +20,9 @@
 -- SET ... KEEPTTL leaves it alone, which halves the cost of a write. A value of another length (another version's)
 -- is ignored. Expiries count from Redis's own now, not from a key's clamped time, so that a key whose time ran
 -- ahead of a slower clock after a failover never expires before its state stops mattering.
--- Needs Redis 7.0+ (PEXPIRE ... NX; KEEPTTL). Redis replicates a script's effects, so TIME may precede writes.
+-- Needs Redis 7.0+ (PEXPIRE ... NX; KEEPTTL; the shebang above). Redis replicates a script's effects, so TIME may
+-- precede writes. The shebang (with no flags) makes Redis refuse the whole script when it is out of memory, rather
+-- than let a script whose first write frees memory (DEL) go on writing past maxmemory.
 --
 -- Exactness: Lua numbers are doubles, and every value here is an integer below 2^51 (the policy checks it). For
 -- integers 0 <= a, b < 2^52, math.floor(a / b), math.ceil(a / b) and a % b are exact: the rounded quotient could
