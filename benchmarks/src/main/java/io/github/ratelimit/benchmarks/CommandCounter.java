@@ -91,7 +91,7 @@ final class CommandCounter {
 	}
 
 	/** The CPU seconds (user and system) of {@code redis-server} so far, from the {@code INFO cpu} section. */
-	private static double cpuSeconds(String info) {
+	static double cpuSeconds(String info) {
 		double seconds = 0;
 		for (String line : info.split("\r\n")) {
 			if (line.startsWith("used_cpu_user:") || line.startsWith("used_cpu_sys:")) {

@@ -119,7 +119,7 @@ public final class RedisFootprint {
 	private static double[] cpu(RedisCommands<String, String> redis, RedisRateLimitStore store, RateLimitPolicy policy,
 			int threads) throws Exception {
 		redis.configResetstat();
-		double before = cpuSeconds(redis.info("cpu"));
+		double before = CommandCounter.cpuSeconds(redis.info("cpu"));
 		ExecutorService callers = Executors.newFixedThreadPool(threads);
 		try {
 			List<Future<?>> done = new ArrayList<>();
@@ -141,7 +141,7 @@ public final class RedisFootprint {
 			callers.shutdown();
 		}
 		String stats = redis.info("commandstats");
-		double cpu = cpuSeconds(redis.info("cpu")) - before;
+		double cpu = CommandCounter.cpuSeconds(redis.info("cpu")) - before;
 		long scriptMicros = 0;
 		for (String line : stats.split("\r\n")) {
 			if (line.startsWith("cmdstat_evalsha:") || line.startsWith("cmdstat_eval:")) {
@@ -165,16 +165,6 @@ public final class RedisFootprint {
 			.mapToLong((line) -> Long.parseLong(line.substring("used_memory:".length()).trim()))
 			.findFirst()
 			.orElseThrow();
-	}
-
-	private static double cpuSeconds(String info) {
-		double seconds = 0;
-		for (String line : info.split("\r\n")) {
-			if (line.startsWith("used_cpu_user:") || line.startsWith("used_cpu_sys:")) {
-				seconds += Double.parseDouble(line.substring(line.indexOf(':') + 1).trim());
-			}
-		}
-		return seconds;
 	}
 
 }
