@@ -2,7 +2,9 @@ package io.github.ratelimit.autoconfigure;
 
 import java.time.Duration;
 import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 
 import io.github.ratelimit.Algorithm;
@@ -10,6 +12,7 @@ import io.github.ratelimit.FailureMode;
 import io.github.ratelimit.limiter.RateLimiter;
 import io.github.ratelimit.memory.InMemoryRateLimitStore;
 import io.github.ratelimit.redis.RedisRateLimitStore;
+import io.github.ratelimit.web.IpRange;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.beans.factory.InitializingBean;
@@ -63,6 +66,8 @@ public class RateLimitProperties implements InitializingBean {
 
 	private final DenyCache denyCache = new DenyCache();
 
+	private final ClientIp clientIp = new ClientIp();
+
 	/**
 	 * Check every setting once bound, so that a bad value fails start-up naming the property, whichever beans use it.
 	 */
@@ -84,6 +89,7 @@ public class RateLimitProperties implements InitializingBean {
 		atLeast("ratelimit.circuit-breaker.failure-threshold", this.circuitBreaker.getFailureThreshold(), 1);
 		atLeastOneMilli("ratelimit.circuit-breaker.open-duration", this.circuitBreaker.getOpenDuration());
 		atLeast("ratelimit.deny-cache.max-keys", this.denyCache.getMaxKeys(), 1);
+		this.clientIp.validate();
 		if (this.failureLogInterval == null || this.failureLogInterval.isNegative()) {
 			throw new InvalidConfigurationPropertyValueException("ratelimit.failure-log-interval",
 					this.failureLogInterval, "Must not be negative.");
@@ -148,6 +154,10 @@ public class RateLimitProperties implements InitializingBean {
 
 	public CircuitBreaker getCircuitBreaker() {
 		return this.circuitBreaker;
+	}
+
+	public ClientIp getClientIp() {
+		return this.clientIp;
 	}
 
 	public DenyCache getDenyCache() {
@@ -447,6 +457,77 @@ public class RateLimitProperties implements InitializingBean {
 
 		public void setMaxKeys(int maxKeys) {
 			this.maxKeys = maxKeys;
+		}
+
+	}
+
+	/**
+	 * How the client's IP address, the default key, is found.
+	 */
+	public static class ClientIp {
+
+		/**
+		 * Proxies whose Forwarded and X-Forwarded-For headers are believed, as IP addresses or CIDR blocks (IPv4 or
+		 * IPv6). When the connection comes from one of them, the chain is read from right to left, skipping trusted
+		 * proxies; the first other address is the client. Empty by default: the client is the connection's peer, and
+		 * no forwarded header is read.
+		 */
+		private List<String> trustedProxies = new ArrayList<>();
+
+		/**
+		 * Bits of an IPv4 address that make one client (32: each address is a client).
+		 */
+		private int ipv4PrefixLength = 32;
+
+		/**
+		 * Bits of an IPv6 address that make one client (64: one subscriber's or host's network, so that rotating
+		 * addresses within it buys no quota).
+		 */
+		private int ipv6PrefixLength = 64;
+
+		public List<String> getTrustedProxies() {
+			return this.trustedProxies;
+		}
+
+		public void setTrustedProxies(List<String> trustedProxies) {
+			this.trustedProxies = trustedProxies;
+		}
+
+		public int getIpv4PrefixLength() {
+			return this.ipv4PrefixLength;
+		}
+
+		public void setIpv4PrefixLength(int ipv4PrefixLength) {
+			this.ipv4PrefixLength = ipv4PrefixLength;
+		}
+
+		public int getIpv6PrefixLength() {
+			return this.ipv6PrefixLength;
+		}
+
+		public void setIpv6PrefixLength(int ipv6PrefixLength) {
+			this.ipv6PrefixLength = ipv6PrefixLength;
+		}
+
+		void validate() {
+			for (int i = 0; i < this.trustedProxies.size(); i++) {
+				String proxy = this.trustedProxies.get(i);
+				try {
+					IpRange.parse(proxy);
+				}
+				catch (IllegalArgumentException ex) {
+					throw new InvalidConfigurationPropertyValueException("ratelimit.client-ip.trusted-proxies[" + i + "]",
+							proxy, ex.getMessage());
+				}
+			}
+			if (this.ipv4PrefixLength < 1 || this.ipv4PrefixLength > 32) {
+				throw new InvalidConfigurationPropertyValueException("ratelimit.client-ip.ipv4-prefix-length",
+						this.ipv4PrefixLength, "Must be from 1 to 32.");
+			}
+			if (this.ipv6PrefixLength < 1 || this.ipv6PrefixLength > 128) {
+				throw new InvalidConfigurationPropertyValueException("ratelimit.client-ip.ipv6-prefix-length",
+						this.ipv6PrefixLength, "Must be from 1 to 128.");
+			}
 		}
 
 	}

@@ -11,7 +11,7 @@ import io.github.ratelimit.aop.RateLimitedMethodRegistry;
 import io.github.ratelimit.web.ClientIpResolver;
 import io.github.ratelimit.web.RateLimitHeadersWriter;
 import io.github.ratelimit.web.StandardRateLimitHeadersWriter;
-import jakarta.servlet.http.HttpServletRequest;
+import io.github.ratelimit.web.TrustedProxiesClientIpResolver;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanDefinition;
@@ -70,8 +70,10 @@ class RateLimitWebMvcConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	ClientIpResolver clientIpResolver() {
-		return HttpServletRequest::getRemoteAddr;
+	ClientIpResolver clientIpResolver(RateLimitProperties properties) {
+		RateLimitProperties.ClientIp clientIp = properties.getClientIp();
+		return new TrustedProxiesClientIpResolver(clientIp.getTrustedProxies(), clientIp.getIpv4PrefixLength(),
+				clientIp.getIpv6PrefixLength(), properties.getFailureLogInterval());
 	}
 
 	@Bean

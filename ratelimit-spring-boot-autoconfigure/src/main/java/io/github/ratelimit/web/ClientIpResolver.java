@@ -3,11 +3,16 @@ package io.github.ratelimit.web;
 import jakarta.servlet.http.HttpServletRequest;
 
 /**
- * Resolves the client's IP address, the default counter key. Define a bean of this type to replace the default,
- * which uses {@link HttpServletRequest#getRemoteAddr()}. Behind a proxy, set
- * {@code server.forward-headers-strategy=native} (or {@code framework}) so that the remote address is taken from
- * {@code X-Forwarded-For}/{@code Forwarded} of trusted proxies only; reading those headers yourself lets any client
- * choose its own key.
+ * Resolves the client's IP address, the default counter key. The default is a {@link TrustedProxiesClientIpResolver}
+ * configured by {@code ratelimit.client-ip.*}: the connection's peer, unless that is a trusted proxy, and then the
+ * first address of the forwarded chain, read from the right, that is not one. Define a bean of this type to replace it.
+ * <p>
+ * Spring Boot's {@code server.forward-headers-strategy} changes what {@link HttpServletRequest#getRemoteAddr()} says,
+ * and with it the peer this resolver starts from. {@code framework} takes the <em>leftmost</em>
+ * {@code X-Forwarded-For} value, which the client writes: it is safe only if the edge proxy overwrites (not appends
+ * to) that header. {@code native} (Tomcat's {@code RemoteIpValve}) trusts every private address range unless
+ * {@code server.tomcat.remoteip.internal-proxies} says otherwise, so any client inside those ranges can choose its
+ * own address. Prefer {@code ratelimit.client-ip.trusted-proxies} with the strategy left at {@code none}.
  *
  * @since 0.1.0
  */

@@ -115,6 +115,25 @@ class RateLimitAutoConfigurationTests {
 	}
 
 	@Test
+	void aTrustedProxyThatIsNotAnAddressOrBlockFailsStartUpNamingItsPlace() {
+		this.runner.withPropertyValues("ratelimit.client-ip.trusted-proxies=10.0.0.0/8,proxy.internal")
+			.run((context) -> assertThat(context).getFailure()
+				.rootCause()
+				.hasMessageContaining("ratelimit.client-ip.trusted-proxies[1]")
+				.hasMessageContaining("'proxy.internal' is not an IP address or a CIDR block"));
+	}
+
+	@Test
+	void theDefaultClientIpResolverTrustsTheConfiguredProxies() {
+		this.runner.withPropertyValues("ratelimit.client-ip.trusted-proxies=10.0.0.0/8").run((context) -> {
+			org.springframework.mock.web.MockHttpServletRequest request = new org.springframework.mock.web.MockHttpServletRequest();
+			request.setRemoteAddr("10.1.1.1");
+			request.addHeader("X-Forwarded-For", "203.0.113.4");
+			assertThat(context.getBean(ClientIpResolver.class).resolve(request)).isEqualTo("203.0.113.4");
+		});
+	}
+
+	@Test
 	void memoryMaxKeysMustBePositive() {
 		this.runner.withPropertyValues("ratelimit.memory.max-keys=0")
 			.run((context) -> assertThat(context).getFailure()

@@ -1,0 +1,186 @@
+package io.github.ratelimit.web;
+
+import java.net.InetAddress;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+
+import jakarta.servlet.http.HttpServletRequest;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The built-in {@link ClientIpResolver}: the client is the peer of the connection, unless that peer is one of the
+ * trusted proxies. Then the forwarded chain is read ({@code Forwarded}, RFC 7239, else {@code X-Forwarded-For}) from
+ * right to left, skipping the trusted proxies, and the first address that is not one of them is the client: what a
+ * client writes into those headers itself lies to the left of what the proxies appended, so it is never reached while
+ * a proxy's own entry is there.
+ * <p>
+ * Addresses are parsed, never resolved (no DNS), and keyed canonically: an IPv4-mapped IPv6 address as its IPv4
+ * address, IPv6 addresses by their network of {@code ipv6PrefixLength} bits (a /64 by default, what one subscriber or
+ * host is usually given, so that rotating addresses within it buys no quota), IPv4 addresses by their network of
+ * {@code ipv4PrefixLength} bits (the address itself by default). A forwarded value that is not an address
+ * ({@code unknown}, an obfuscated {@code _identifier}, garbage) never becomes a key: the peer's address is used, and
+ * that is logged at WARN at most once per interval.
+ *
+ * @since 0.1.0
+ */
+public final class TrustedProxiesClientIpResolver implements ClientIpResolver {
+
+	private static final Log logger = LogFactory.getLog(TrustedProxiesClientIpResolver.class);
+
+	private final List<IpRange> trustedProxies;
+
+	private final int ipv4PrefixLength;
+
+	private final int ipv6PrefixLength;
+
+	private final long warningIntervalNanos;
+
+	private final AtomicLong lastWarningAt = new AtomicLong(Long.MIN_VALUE);
+
+	/**
+	 * Create a resolver.
+	 * @param trustedProxies the proxies whose forwarded headers are believed: addresses or CIDR blocks, IPv4 or IPv6
+	 * @param ipv4PrefixLength the bits of an IPv4 address that make a client, 1 to 32
+	 * @param ipv6PrefixLength the bits of an IPv6 address that make a client, 1 to 128
+	 * @param warningInterval the least time between two WARN messages about forwarded values that are not addresses
+	 * @throws IllegalArgumentException if a trusted proxy is not an address or CIDR block, or a prefix length is out
+	 * of range
+	 */
+	public TrustedProxiesClientIpResolver(List<String> trustedProxies, int ipv4PrefixLength, int ipv6PrefixLength,
+			Duration warningInterval) {
+		List<IpRange> ranges = new ArrayList<>();
+		for (String proxy : trustedProxies) {
+			ranges.add(IpRange.parse(proxy));
+		}
+		this.trustedProxies = Collections.unmodifiableList(ranges);
+		this.ipv4PrefixLength = prefixLength(ipv4PrefixLength, 32, "ipv4PrefixLength");
+		this.ipv6PrefixLength = prefixLength(ipv6PrefixLength, 128, "ipv6PrefixLength");
+		this.warningIntervalNanos = warningInterval.toNanos();
+	}
+
+	private static int prefixLength(int length, int bits, String name) {
+		if (length < 1 || length > bits) {
+			throw new IllegalArgumentException("'" + name + "' must be from 1 to " + bits + " but was " + length);
+		}
+		return length;
+	}
+
+	@Override
+	public String resolve(HttpServletRequest request) {
+		String remote = request.getRemoteAddr();
+		InetAddress peer = IpAddresses.parse(remote);
+		if (peer == null) {
+			return (remote != null) ? remote : ""; // the container's own text: not something a client wrote
+		}
+		if (!isTrusted(peer)) {
+			return key(peer);
+		}
+		List<String> hops = forwardedFor(request);
+		for (int i = hops.size() - 1; i >= 0; i--) {
+			InetAddress hop = node(hops.get(i));
+			if (hop == null) {
+				warn(hops.get(i), remote);
+				return key(peer);
+			}
+			if (!isTrusted(hop) || i == 0) {
+				return key(hop); // the first untrusted hop; or, when every hop is a trusted proxy, the farthest one
+			}
+		}
+		return key(peer);
+	}
+
+	private boolean isTrusted(InetAddress address) {
+		for (IpRange range : this.trustedProxies) {
+			if (range.contains(address)) {
+				return true;
+			}
+		}
+		return false;
+	}
+
+	private String key(InetAddress address) {
+		return IpAddresses.network(address,
+				IpAddresses.isIpv4(address) ? this.ipv4PrefixLength : this.ipv6PrefixLength);
+	}
+
+	/**
+	 * The {@code for} values of every {@code Forwarded} header, in order; else the entries of every
+	 * {@code X-Forwarded-For} header.
+	 */
+	private static List<String> forwardedFor(HttpServletRequest request) {
+		List<String> hops = new ArrayList<>();
+		for (String header : Collections.list(request.getHeaders("Forwarded"))) {
+			for (String element : header.split(",")) {
+				hops.add(forParameter(element));
+			}
+		}
+		if (!hops.isEmpty()) {
+			return hops;
+		}
+		for (String header : Collections.list(request.getHeaders("X-Forwarded-For"))) {
+			for (String entry : header.split(",")) {
+				hops.add(entry.trim());
+			}
+		}
+		return hops;
+	}
+
+	/**
+	 * The value of the {@code for} parameter of one {@code Forwarded} element, unquoted; {@code ""} if it has none.
+	 */
+	private static String forParameter(String element) {
+		for (String pair : element.split(";")) {
+			int equals = pair.indexOf('=');
+			if (equals > 0 && pair.substring(0, equals).trim().equalsIgnoreCase("for")) {
+				String value = pair.substring(equals + 1).trim();
+				if (value.length() >= 2 && value.startsWith("\"") && value.endsWith("\"")) {
+					value = value.substring(1, value.length() - 1);
+				}
+				return value;
+			}
+		}
+		return "";
+	}
+
+	/**
+	 * Parse a forwarded node: {@code 192.0.2.1}, {@code 192.0.2.1:8080}, {@code [2001:db8::1]},
+	 * {@code [2001:db8::1]:8080} or a bare IPv6 address; {@code null} for anything else.
+	 */
+	private static @Nullable InetAddress node(String node) {
+		String text = node.trim();
+		if (text.startsWith("[")) {
+			int close = text.indexOf(']');
+			if (close < 0 || (close + 1 < text.length() && !isPort(text.substring(close + 1)))) {
+				return null;
+			}
+			return IpAddresses.parse(text.substring(1, close));
+		}
+		int colon = text.indexOf(':');
+		if (colon >= 0 && colon == text.lastIndexOf(':')) {
+			return isPort(text.substring(colon)) ? IpAddresses.parse(text.substring(0, colon)) : null;
+		}
+		return IpAddresses.parse(text);
+	}
+
+	private static boolean isPort(String text) {
+		return text.length() > 1 && text.length() <= 6 && text.charAt(0) == ':'
+				&& text.substring(1).chars().allMatch(Character::isDigit);
+	}
+
+	private void warn(String value, String peer) {
+		long now = System.nanoTime();
+		long last = this.lastWarningAt.get();
+		if ((last == Long.MIN_VALUE || now - last >= this.warningIntervalNanos)
+				&& this.lastWarningAt.compareAndSet(last, now)) {
+			logger.warn("A forwarded client address from trusted proxy " + peer + " is not an IP address ("
+					+ ((value.length() > 64) ? value.substring(0, 64) + "..." : value).replaceAll("\\p{Cntrl}", "?")
+					+ "); the proxy's address is the key of this request. Logged at most once per interval.");
+		}
+	}
+
+}
