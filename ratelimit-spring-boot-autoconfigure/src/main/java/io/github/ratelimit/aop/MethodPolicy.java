@@ -15,8 +15,18 @@ final class MethodPolicy {
 
 	private static final Log logger = LogFactory.getLog(MethodPolicy.class);
 
+	/**
+	 * Keys that no client can write: the client IP (a parsed address: it never starts with {@value #RESERVED}), the
+	 * client IP a failed key expression falls back to, and the key used outside of an HTTP request. A key
+	 * expression's value that starts with {@value #RESERVED} gets one more, so it can equal none of them.
+	 */
+	static final char RESERVED = '#';
+
 	/** The key used outside of an HTTP request, when the key is the client's IP address. */
-	static final String NO_REQUEST_KEY = "no-request";
+	static final String NO_REQUEST_KEY = RESERVED + "none";
+
+	/** What the client IP is prefixed with when a key expression falls back to it. */
+	static final String FALLBACK_PREFIX = RESERVED + "ip:";
 
 	private final RateLimitPolicy policy;
 
@@ -51,28 +61,34 @@ final class MethodPolicy {
 	}
 
 	/**
-	 * Return the key of this invocation. A key expression that yields {@code null} or an empty string, or fails,
-	 * falls back to the client's IP address; that is logged at WARN once per policy, since it usually means the
-	 * expression is wrong, and it must not turn into an error response.
+	 * Return the key of this invocation. A key expression that yields {@code null}, an empty string or a value with no
+	 * value-based text (see {@link KeyText}), or that fails, falls back to the client's IP address in a namespace of
+	 * its own; that is logged at WARN once per policy, since it usually means the expression is wrong, and it must not
+	 * turn into an error response.
 	 */
 	String key(InvocationScope scope, ClientIpSupplier clientIp) {
 		if (this.key instanceof KeySource.ClientIp) {
 			return clientIp.get(scope);
 		}
 		Object value;
+		String key;
 		try {
 			value = this.key.key(scope);
+			key = (value != null) ? KeyText.of(value) : null;
 		}
 		catch (RuntimeException ex) {
 			warnFallback("failed: " + ex.getMessage(), ex);
-			return clientIp.get(scope);
+			return FALLBACK_PREFIX + clientIp.get(scope);
 		}
-		String key = (value != null) ? value.toString() : null;
 		if (key == null || key.isEmpty()) {
-			warnFallback((key == null) ? "yielded null" : "yielded an empty string", null);
-			return clientIp.get(scope);
+			warnFallback((value == null) ? "yielded null"
+					: (key == null) ? "yielded a " + value.getClass().getName() + ", whose text is not its value (a key"
+							+ " must be " + KeyText.ALLOWED + ")"
+							: "yielded an empty string",
+					null);
+			return FALLBACK_PREFIX + clientIp.get(scope);
 		}
-		return key;
+		return (key.charAt(0) == RESERVED) ? RESERVED + key : key;
 	}
 
 	private void warnFallback(String what, @Nullable Exception failure) {

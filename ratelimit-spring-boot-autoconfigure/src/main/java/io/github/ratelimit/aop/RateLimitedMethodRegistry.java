@@ -242,7 +242,7 @@ public final class RateLimitedMethodRegistry implements SmartInitializingSinglet
 			throw invalid(name, where, message + source(message, override, property), ex);
 		}
 		String keyExpression = annotation.key().trim();
-		KeySource key = keySource(keyExpression, name, where, parameterNames);
+		KeySource key = keySource(keyExpression, name, where, parameterNames, method.getParameterTypes());
 		CostSource cost = costSource(annotation.cost().trim(), policy, where, override, property);
 		return new MethodPolicy(policy, where.substring("@RateLimited on ".length()), keyExpression, key, cost);
 	}
@@ -279,7 +279,8 @@ public final class RateLimitedMethodRegistry implements SmartInitializingSinglet
 		}
 	}
 
-	private KeySource keySource(String expression, String name, String where, String[] parameterNames) {
+	private KeySource keySource(String expression, String name, String where, String[] parameterNames,
+			Class<?>[] parameterTypes) {
 		if (expression.isEmpty()) {
 			return new KeySource.ClientIp();
 		}
@@ -288,6 +289,12 @@ public final class RateLimitedMethodRegistry implements SmartInitializingSinglet
 			int index = Arrays.asList(parameterNames).indexOf(variable);
 			// #request and #principal always mean the request and its principal, even if a parameter has the name.
 			if (index >= 0 && !variable.equals("request") && !variable.equals("principal")) {
+				Class<?> type = parameterTypes[index];
+				if (!KeyText.mayHaveText(type)) {
+					throw invalid(name, where, "'key' " + expression + " is a " + type.getTypeName()
+							+ ", whose text is not its value; a key must be " + KeyText.ALLOWED
+							+ " (name a property of it, such as " + expression + ".id)");
+				}
 				return new KeySource.Argument(index);
 			}
 		}

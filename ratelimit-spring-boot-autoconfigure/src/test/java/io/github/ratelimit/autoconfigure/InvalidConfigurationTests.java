@@ -165,6 +165,13 @@ class InvalidConfigurationTests {
 		throw new AssertionError("no InvalidRateLimitPolicyException in " + failure);
 	}
 
+	@Test
+	void keyThatIsAParameterWithoutValueBasedText() {
+		assertFailsWith(ArrayKey.class, "@RateLimited on ArrayKey#list(String[]): 'key' #ids is a java.lang.String[], "
+				+ "whose text is not its value; a key must be text, a number, a UUID, an enum, a Boolean, an InetAddress "
+				+ "or a Principal (name a property of it, such as #ids.id)");
+	}
+
 	private void assertFailsWith(Class<?> controller, String message) {
 		this.runner.withUserConfiguration(controller)
 			.run((context) -> assertThat(findCause(context.getStartupFailure())).hasMessage(message));
@@ -177,6 +184,17 @@ class InvalidConfigurationTests {
 		@GetMapping("/valid/{id}")
 		String get(@PathVariable String id) {
 			return id;
+		}
+
+	}
+
+	@RestController
+	static class ArrayKey {
+
+		@RateLimited(limit = 1, window = "1m", key = "#ids")
+		@GetMapping("/array-key")
+		String list(@org.springframework.web.bind.annotation.RequestParam String[] ids) {
+			return "";
 		}
 
 	}

@@ -102,7 +102,38 @@ class BadInputIntegrationTests {
 		});
 		@SuppressWarnings("unchecked")
 		List<String> stored = (List<String>) redis.call("KEYS", this.prefix + ":*");
-		assertThat(stored).singleElement().asString().isEqualTo(this.prefix + ":{keyed:127.0.0.1}:fx");
+		// The fallback has a namespace of its own: '#' and ':' percent-encoded.
+		assertThat(stored).singleElement().asString().isEqualTo(this.prefix + ":{keyed:%23ip%3A127.0.0.1}:fx");
+	}
+
+	@Test
+	void aKeyValueCannotReachTheCounterItsClientIpFallsBackTo() {
+		application().run((context) -> {
+			MockMvc mvc = MockMvcBuilders.webAppContextSetup(context).build();
+			mvc.perform(get("/keyed")).andExpect(status().isOk());
+			mvc.perform(get("/keyed")).andExpect(status().isOk());
+			mvc.perform(get("/keyed")).andExpect(status().isTooManyRequests());
+			for (String forged : new String[] { "#ip:127.0.0.1", "127.0.0.1", "#none", "##ip:127.0.0.1" }) {
+				mvc.perform(get("/keyed").param("k", forged)).andExpect(status().isOk());
+			}
+		});
+	}
+
+	@Test
+	void keyValuesWhoseTextIsNotTheirValueFallBackToTheClientIpWithoutA500() {
+		application().run((context) -> {
+			MockMvc mvc = MockMvcBuilders.webAppContextSetup(context).build();
+			// Each would be a new key per request (an array, the request itself) or a 500 (a throwing toString).
+			for (String path : new String[] { "/array", "/whole-request", "/throwing" }) {
+				mvc.perform(get(path).param("k", "a", "b")).andExpect(status().isOk());
+				mvc.perform(get(path).param("k", "a", "b")).andExpect(status().isOk());
+				mvc.perform(get(path).param("k", "a", "b")).andExpect(status().isTooManyRequests());
+			}
+			mvc.perform(get("/typed").param("id", "7")).andExpect(status().isOk());
+			mvc.perform(get("/typed").param("id", "7")).andExpect(status().isOk());
+			mvc.perform(get("/typed").param("id", "7")).andExpect(status().isTooManyRequests());
+			mvc.perform(get("/typed").param("id", "8")).andExpect(status().isOk());
+		});
 	}
 
 	@Test
@@ -117,12 +148,43 @@ class BadInputIntegrationTests {
 		});
 	}
 
+	/** A principal whose name cannot be had, as a lazily loaded entity's might. */
+	public static java.security.Principal throwingPrincipal() {
+		return () -> {
+			throw new IllegalStateException("could not initialize proxy - no Session");
+		};
+	}
+
 	@RestController
 	static class KeyedController {
 
 		@RateLimited(name = "keyed", limit = 2, window = "10000d", key = "#request.getParameter('k')")
 		@GetMapping("/keyed")
 		String keyed() {
+			return "ok";
+		}
+
+		@RateLimited(name = "array", limit = 2, window = "10000d", key = "#request.getParameterValues('k')")
+		@GetMapping("/array")
+		String array() {
+			return "ok";
+		}
+
+		@RateLimited(name = "whole-request", limit = 2, window = "10000d", key = "#request")
+		@GetMapping("/whole-request")
+		String wholeRequest() {
+			return "ok";
+		}
+
+		@RateLimited(name = "throwing", limit = 2, window = "10000d", key = "#request.getParameter('k') == null ? null : T(io.github.ratelimit.integration.BadInputIntegrationTests).throwingPrincipal()")
+		@GetMapping("/throwing")
+		String throwing() {
+			return "ok";
+		}
+
+		@RateLimited(name = "typed", limit = 2, window = "10000d", key = "#id")
+		@GetMapping("/typed")
+		String typed(@org.springframework.web.bind.annotation.RequestParam long id) {
 			return "ok";
 		}
 
