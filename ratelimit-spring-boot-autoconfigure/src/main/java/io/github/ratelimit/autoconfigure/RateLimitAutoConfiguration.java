@@ -29,7 +29,7 @@ import org.springframework.context.annotation.Import;
 @ConditionalOnBooleanProperty(name = "ratelimit.enabled", matchIfMissing = true)
 @EnableConfigurationProperties(RateLimitProperties.class)
 @Import({ RateLimitStoreConfigurations.Redis.class, RateLimitStoreConfigurations.InMemory.class,
-		RateLimitWebMvcConfiguration.class, RateLimitMetricsConfiguration.class })
+		RateLimitWebMvcConfiguration.class })
 public final class RateLimitAutoConfiguration {
 
 	@Bean

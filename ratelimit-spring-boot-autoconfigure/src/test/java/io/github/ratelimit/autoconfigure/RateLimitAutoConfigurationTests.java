@@ -39,7 +39,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 class RateLimitAutoConfigurationTests {
 
 	private final WebApplicationContextRunner runner = new WebApplicationContextRunner()
-		.withConfiguration(AutoConfigurations.of(RateLimitAutoConfiguration.class));
+		.withConfiguration(AutoConfigurations.of(RateLimitAutoConfiguration.class, RateLimitMetricsAutoConfiguration.class));
 
 	@Test
 	void theRedisAutoConfigurationItIsOrderedAfterExists() {
@@ -174,6 +174,33 @@ class RateLimitAutoConfigurationTests {
 		new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(RateLimitAutoConfiguration.class))
 			.run((context) -> assertThat(context).hasSingleBean(RateLimiter.class)
 				.doesNotHaveBean(RateLimitInterceptor.class));
+	}
+
+	@Test
+	void countsDecisionsInTheMeterRegistrySpringBootDefines() {
+		new WebApplicationContextRunner()
+			.withConfiguration(AutoConfigurations.of(RateLimitMetricsAutoConfiguration.class,
+					RateLimitAutoConfiguration.class,
+					org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration.class,
+					org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration.class,
+					org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration.class))
+			.run((context) -> {
+				assertThat(context).hasSingleBean(RateLimitMetricsAutoConfiguration.RateLimitMetrics.class);
+				RateLimitPolicy policy = RateLimitPolicy.builder("booted").limit(1).window(java.time.Duration.ofMinutes(1)).build();
+				context.getBean(RateLimiter.class).tryAcquire(policy, "k");
+				assertThat(context.getBean(MeterRegistry.class)
+					.get("ratelimit.decisions")
+					.tag("policy", "booted")
+					.tag("outcome", "allowed")
+					.counter()
+					.count()).isEqualTo(1);
+			});
+	}
+
+	@Test
+	void noMetricsWithoutAMeterRegistry() {
+		this.runner.run((context) -> assertThat(context)
+			.doesNotHaveBean(RateLimitMetricsAutoConfiguration.RateLimitMetrics.class));
 	}
 
 	@Test

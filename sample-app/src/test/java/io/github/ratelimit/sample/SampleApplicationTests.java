@@ -40,6 +40,16 @@ class SampleApplicationTests {
 	}
 
 	@Test
+	void decisionsAppearAsMetersOverActuatorWithNoRegistryOfTheApplicationsOwn() throws Exception {
+		assertThat(get("/api/v1/users/metered-user/orders").statusCode()).isEqualTo(200);
+		HttpResponse<String> meters = get("/actuator/metrics");
+		assertThat(meters.body()).contains("\"ratelimit.decisions\"");
+		HttpResponse<String> decisions = get("/actuator/metrics/ratelimit.decisions?tag=policy:orders");
+		assertThat(decisions.statusCode()).isEqualTo(200);
+		assertThat(decisions.body()).contains("\"outcome\"").contains("\"allowed\"");
+	}
+
+	@Test
 	void resourcesAllowsFiveRequestsAMinuteThenAnswers429() throws Exception {
 		for (int remaining = 4; remaining >= 0; remaining--) {
 			HttpResponse<String> response = get("/api/v1/resources");

@@ -13,18 +13,28 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.context.annotation.Bean;
-import org.springframework.context.annotation.Configuration;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 
 /**
  * Micrometer counters of decisions, when a {@link MeterRegistry} is available: {@code ratelimit.decisions} tagged
  * with {@code policy} and {@code outcome} ({@code allowed}, {@code rejected}, {@code rejected_locally},
  * {@code local_fallback_allowed}, {@code local_fallback_rejected}, {@code fail_open}, {@code fail_closed}), and
  * {@code ratelimit.store.failures} tagged with {@code policy}. Tags never carry keys, which are unbounded.
+ * <p>
+ * Ordered after Spring Boot's metrics auto-configurations, so that the registry they define is seen: as a
+ * configuration imported by {@link RateLimitAutoConfiguration}, it was evaluated before them and backed off in an
+ * application whose only registry was Boot's.
+ *
+ * @since 0.1.0
  */
-@Configuration(proxyBeanMethods = false)
+@AutoConfiguration(afterName = { "org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration",
+		"org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration",
+		"org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration" })
+@ConditionalOnBooleanProperty(name = "ratelimit.enabled", matchIfMissing = true)
 @ConditionalOnClass(MeterRegistry.class)
 @ConditionalOnBean(MeterRegistry.class)
-class RateLimitMetricsConfiguration {
+public final class RateLimitMetricsAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
