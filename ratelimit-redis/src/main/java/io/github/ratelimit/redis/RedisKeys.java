@@ -7,13 +7,14 @@ import io.github.ratelimit.RateLimitPolicy;
 import io.github.ratelimit.store.StoreKeys;
 
 /**
- * Builds the Redis keys of a decision: {@code <prefix>:{<policy>:<key>}:<algorithm>}.
+ * Builds the Redis keys of a decision: {@code <prefix>:{<policy>:<key>}:<algorithm>:<parameters>}.
  * <p>
- * The key names the algorithm but not the limit, window or burst: the state itself records the parameters it was
- * counted under, and each script converts state counted under others (see the scripts). So after a change of limit,
- * window or burst (an edited {@code application.yml}, or a rolling deploy where old and new instances alternate) no
- * instance reads old state as new, and none forgets what the other version counted. A change of algorithm starts
- * from fresh state under another key; the old one expires.
+ * The parameters that give the state its meaning are part of the key ({@code limit/window} in milliseconds, and
+ * {@code /burst} for the buckets; the window alone for the sliding log, whose entries mean the same under any limit).
+ * So after a change of algorithm, limit, window or burst (an edited {@code application.yml}, or a rolling deploy where
+ * old and new instances alternate) no instance reads state counted under other parameters as its own: each set of
+ * parameters counts from fresh state, and the old keys expire. While two versions run side by side, each enforces
+ * its own limit, so together they admit at most what the two would admit apart.
  * <p>
  * Everything between the braces is the hash tag, so all keys of one decision share a Cluster slot while different
  * clients spread over the cluster. The policy name and the key are percent-encoded where they could break that:
@@ -108,8 +109,10 @@ final class RedisKeys {
 			this.head = bytes(prefix + ":{" + encodedPolicy + ":");
 			this.prefixHead = bytes(prefix + ":{");
 			this.policyTagLength = bytes(encodedPolicy).length + 1;
-			this.tails = (policy.algorithm() == Algorithm.SLIDING_LOG) ? new byte[][] { bytes("}:log"), bytes("}:sum") }
-					: new byte[][] { bytes("}:" + suffix(policy.algorithm())) };
+			String parameters = fingerprint(policy);
+			this.tails = (policy.algorithm() == Algorithm.SLIDING_LOG)
+					? new byte[][] { bytes("}:log:" + parameters), bytes("}:sum:" + parameters) }
+					: new byte[][] { bytes("}:" + suffix(policy.algorithm()) + ":" + parameters) };
 		}
 
 		byte[][] keys(String key) {
@@ -165,6 +168,17 @@ final class RedisKeys {
 			return index + 1 < value.length() && Character.isLowSurrogate(value.charAt(index + 1));
 		}
 		return index > 0 && Character.isHighSurrogate(value.charAt(index - 1));
+	}
+
+	/**
+	 * The parameters that give the algorithm's state its meaning.
+	 */
+	static String fingerprint(RateLimitPolicy policy) {
+		return switch (policy.algorithm()) {
+			case FIXED, SLIDING_COUNTER -> policy.limit() + "/" + policy.windowMillis();
+			case TOKEN_BUCKET, LEAKY_BUCKET -> policy.limit() + "/" + policy.windowMillis() + "/" + policy.burst();
+			case SLIDING_LOG -> Long.toString(policy.windowMillis());
+		};
 	}
 
 	private static String suffix(Algorithm algorithm) {

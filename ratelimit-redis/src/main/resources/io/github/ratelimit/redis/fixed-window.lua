@@ -1,10 +1,7 @@
 -- Fixed window aligned to the epoch; mirrors FixedWindow.java.
--- State: a hash per key, one field per window, named "<start>:<length>" (both in ms) and holding the units counted
--- in it. Writing a new window's field removes the others and sets the expiry to the end of that window, so a key
--- holds one field, but for an instant at a window's edge (or longer when tests keep keys for an hour).
--- The length in the name tells a field written under another window (an edited policy, or a rolling deploy where
--- old and new instances alternate) from the policy's own: its count carries over while its window holds now, so
--- that neither version's admissions are forgotten by the other (a changed limit keeps the count as it is).
+-- State: a hash per key, one field per window, named by the window's start in ms and holding the units counted in
+-- it. Writing a new window's field removes the others and sets the expiry to the end of that window, so a key holds
+-- one field, but for an instant at a window's edge (or longer when tests keep keys for an hour).
 --
 -- A request alone in its run of the key (most requests on many keys) costs one command when the window already has
 -- a field: HINCRBY, undone by a second one if that went over the limit. The first request of a window also sets the
@@ -21,8 +18,7 @@
 -- an increment without an expiry.
 
 local now_start = now - now % window
-local window_name = ':' .. ARGV[3]
-local now_field = string.format('%.0f', now_start) .. window_name
+local now_field = string.format('%.0f', now_start)
 local now_reset = now_start + window - now
 local now_ttl = math.max(now_reset, least_ttl)
 local last = #ARGV - 7
@@ -50,21 +46,13 @@ while i <= last do
     end
   end
   if general then
-    -- The latest window of the key, the most another window length counted in a window that holds now, and the
-    -- other fields (to remove once this window length writes).
+    -- The latest window of the key, and the other fields (to remove once a later window is written).
     local fields = redis.call('HGETALL', key)
-    local latest, latest_count, carried = nil, 0, 0
+    local latest, latest_count = nil, 0
     for f = 1, #fields, 2 do
-      local sep = string.find(fields[f], ':', 1, true)
-      if sep then
-        local start, length = tonumber(string.sub(fields[f], 1, sep - 1)), tonumber(string.sub(fields[f], sep + 1))
-        if length == window then
-          if latest == nil or start > latest then
-            latest, latest_count = start, tonumber(fields[f + 1])
-          end
-        elseif start <= now and now < start + length then
-          carried = math.max(carried, tonumber(fields[f + 1]))
-        end
+      local start = tonumber(fields[f])
+      if latest == nil or start > latest then
+        latest, latest_count = start, tonumber(fields[f + 1])
       end
     end
     local t = now
@@ -76,10 +64,6 @@ while i <= last do
     if latest == start then
       count = latest_count
     end
-    if carried > count then
-      count = carried
-    end
-    local counted = count
     local reset = start + window - t
     local admitted = 0
     while true do
@@ -99,13 +83,9 @@ while i <= last do
       cost = tonumber(ARGV[7 + i])
     end
     if admitted > 0 then
-      local start_field = string.format('%.0f', start) .. window_name
-      if carried > 0 then
-        redis.call('HSET', key, start_field, counted + admitted)
-      else
-        redis.call('HINCRBY', key, start_field, admitted)
-      end
-      if latest ~= start or carried > 0 then
+      local start_field = string.format('%.0f', start)
+      redis.call('HINCRBY', key, start_field, admitted)
+      if latest ~= start then
         -- A new window: expiries count from Redis's own now, so that a key whose time ran ahead of a slower clock
         -- never expires before its window ends; the fields of other windows go.
         redis.call('PEXPIRE', key, math.max(start + window - now, least_ttl))

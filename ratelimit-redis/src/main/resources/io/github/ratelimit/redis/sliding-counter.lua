@@ -1,16 +1,13 @@
 -- Sliding window counter; mirrors SlidingCounter.java.
--- State (current, previous, last, limit, window): the units of the window of the last admission and of the window
--- before it, the time of the last admission, and the parameters they were counted under. The key expires at the end
--- of the window after that of the last admission. State counted under other parameters (an edited policy, or a
--- rolling deploy where old and new instances alternate) is converted: what its own estimate counts in the sliding
--- window at now (rounded up) becomes this window's count, so no version's admissions are forgotten by the other.
+-- State (current, previous, last): the units of the window of the last admission and of the window before it, and
+-- the time of the last admission. The key expires at the end of the window after that of the last admission.
 local key, t, start, elapsed, current, previous, same_window, dirty
 
 local function flush()
   if same_window then
-    redis.call('SET', key, struct.pack('ddddd', current, previous, t, limit, window), 'KEEPTTL')
+    redis.call('SET', key, struct.pack('ddd', current, previous, t), 'KEEPTTL')
   else
-    redis.call('SET', key, struct.pack('ddddd', current, previous, t, limit, window), 'PX',
+    redis.call('SET', key, struct.pack('ddd', current, previous, t), 'PX',
       math.max(start + 2 * window - now, least_ttl))
   end
 end
@@ -22,29 +19,16 @@ for i = 1, #ARGV - 7 do
     end
     key, t, current, previous, same_window, dirty = KEYS[i], now, 0, 0, false, false
     local state = redis.call('GET', key)
-    if state and #state == 40 then
-      local stored_current, stored_previous, last, was_limit, was_window = struct.unpack('ddddd', state)
+    if state and #state == 24 then
+      local stored_current, stored_previous, last = struct.unpack('ddd', state)
       if t < last then
         t = last
       end
-      if was_window == window and was_limit == limit then
-        local stored_start = last - last % window
-        if stored_start == t - t % window then
-          current, previous, same_window = stored_current, stored_previous, true
-        elseif stored_start == t - t % window - window then
-          previous = stored_current
-        end
-      else
-        local was_start = last - last % was_window
-        local t_start = t - t % was_window
-        local weighted = 0
-        if was_start == t_start then
-          weighted = stored_current + stored_previous * (was_window - (t - t_start)) / was_window
-        elseif was_start == t_start - was_window then
-          weighted = stored_current * (was_window - (t - t_start)) / was_window
-        end
-        current = math.ceil(weighted) -- possibly above this limit: converting back and forth forgets nothing
-        dirty = current > 0 -- written back under this policy's parameters, even if nothing is admitted
+      local stored_start = last - last % window
+      if stored_start == t - t % window then
+        current, previous, same_window = stored_current, stored_previous, true
+      elseif stored_start == t - t % window - window then
+        previous = stored_current
       end
     end
     start = t - t % window

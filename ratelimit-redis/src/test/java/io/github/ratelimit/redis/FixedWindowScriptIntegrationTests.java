@@ -199,9 +199,9 @@ class FixedWindowScriptIntegrationTests {
 		return args.toArray(new byte[0][]);
 	}
 
-	/** The name of a window's field: its start and length. */
+	/** The name of a window's field: its start. */
 	private static String field(long start) {
-		return start + ":" + WINDOW;
+		return Long.toString(start);
 	}
 
 	private static long pttl(byte[] key) {

@@ -15,21 +15,51 @@ class RedisKeysTests {
 	private final RedisKeys keys = new RedisKeys("ratelimit");
 
 	@Test
-	void keysCarryThePrefixAHashTagOfPolicyAndKeyAndTheAlgorithm() {
-		assertThat(key(policy("orders", Algorithm.FIXED), "alice")).isEqualTo("ratelimit:{orders:alice}:fx");
-		assertThat(key(policy("orders", Algorithm.SLIDING_COUNTER), "alice")).isEqualTo("ratelimit:{orders:alice}:swc");
-		assertThat(key(policy("orders", Algorithm.TOKEN_BUCKET), "alice")).isEqualTo("ratelimit:{orders:alice}:bkt");
+	void keysCarryThePrefixAHashTagOfPolicyAndKeyTheAlgorithmAndItsParameters() {
+		assertThat(key(policy("orders", Algorithm.FIXED), "alice")).isEqualTo("ratelimit:{orders:alice}:fx:1/1000");
+		assertThat(key(policy("orders", Algorithm.SLIDING_COUNTER), "alice"))
+			.isEqualTo("ratelimit:{orders:alice}:swc:1/1000");
+		assertThat(key(policy("orders", Algorithm.TOKEN_BUCKET), "alice"))
+			.isEqualTo("ratelimit:{orders:alice}:bkt:1/1000/1");
 		assertThat(key(policy("orders", Algorithm.LEAKY_BUCKET), "alice")).as("the same meter")
-			.isEqualTo("ratelimit:{orders:alice}:bkt");
+			.isEqualTo("ratelimit:{orders:alice}:bkt:1/1000/1");
 		byte[][] log = this.keys.keys(policy("orders", Algorithm.SLIDING_LOG), "alice");
-		assertThat(new String(log[0], StandardCharsets.UTF_8)).isEqualTo("ratelimit:{orders:alice}:log");
-		assertThat(new String(log[1], StandardCharsets.UTF_8)).isEqualTo("ratelimit:{orders:alice}:sum");
+		assertThat(new String(log[0], StandardCharsets.UTF_8)).isEqualTo("ratelimit:{orders:alice}:log:1000");
+		assertThat(new String(log[1], StandardCharsets.UTF_8)).isEqualTo("ratelimit:{orders:alice}:sum:1000");
+	}
+
+	@Test
+	void aChangeOfAlgorithmLimitWindowOrBurstGivesOtherKeysSoOldStateIsNeverReadAsNew() {
+		RateLimitPolicy base = RateLimitPolicy.builder("orders")
+			.algorithm(Algorithm.TOKEN_BUCKET)
+			.limit(10)
+			.window(Duration.ofHours(1))
+			.burst(10L)
+			.build();
+		String original = key(base, "alice");
+		assertThat(key(base.toBuilder().limit(100).build(), "alice")).isNotEqualTo(original);
+		assertThat(key(base.toBuilder().window(Duration.ofMinutes(1)).build(), "alice")).isNotEqualTo(original);
+		assertThat(key(base.toBuilder().burst(1L).build(), "alice")).isNotEqualTo(original);
+		assertThat(key(base.toBuilder().algorithm(Algorithm.FIXED).build(), "alice")).isNotEqualTo(original);
+		assertThat(key(base.toBuilder().algorithm(Algorithm.LEAKY_BUCKET).build(), "alice"))
+			.as("the same meter keeps its state").isEqualTo(original);
+	}
+
+	@Test
+	void theSlidingLogKeepsItsEntriesWhenOnlyTheLimitChanges() {
+		RateLimitPolicy log = RateLimitPolicy.builder("orders")
+			.algorithm(Algorithm.SLIDING_LOG)
+			.limit(10)
+			.window(Duration.ofMinutes(1))
+			.build();
+		assertThat(key(log.toBuilder().limit(20).build(), "alice")).isEqualTo(key(log, "alice"));
+		assertThat(key(log.toBuilder().window(Duration.ofMinutes(2)).build(), "alice")).isNotEqualTo(key(log, "alice"));
 	}
 
 	@Test
 	void bracesCannotEndTheHashTagEarly() {
 		String key = key(policy("orders", Algorithm.FIXED), "}{evil}");
-		assertThat(key).isEqualTo("ratelimit:{orders:%7D%7Bevil%7D}:fx");
+		assertThat(key).isEqualTo("ratelimit:{orders:%7D%7Bevil%7D}:fx:1/1000");
 		assertThat(key.indexOf('}')).isEqualTo(key.lastIndexOf('}'));
 	}
 
@@ -50,7 +80,7 @@ class RedisKeysTests {
 	@Test
 	void aLongKeyIsReplacedByAHashInsideTheHashTag() {
 		String key = key(policy("orders", Algorithm.FIXED), "x".repeat(10_000));
-		assertThat(key).startsWith("ratelimit:{" + StoreKeys.HASHED_PREFIX).endsWith("}:fx").hasSizeLessThan(80);
+		assertThat(key).startsWith("ratelimit:{" + StoreKeys.HASHED_PREFIX).endsWith("}:fx:1/1000").hasSizeLessThan(80);
 	}
 
 	@Test
@@ -78,7 +108,7 @@ class RedisKeysTests {
 		// Values from the Redis Cluster specification and CLUSTER KEYSLOT.
 		assertThat(RedisKeys.slot(RedisKeys.bytes("123456789"))).isEqualTo(0x31C3 & 16383);
 		assertThat(RedisKeys.slot(RedisKeys.bytes("foo"))).isEqualTo(12182);
-		assertThat(RedisKeys.slot(RedisKeys.bytes("ratelimit:{foo}:fx"))).isEqualTo(12182);
+		assertThat(RedisKeys.slot(RedisKeys.bytes("ratelimit:{foo}:fx:1/1000"))).isEqualTo(12182);
 		assertThat(RedisKeys.slot(RedisKeys.bytes("a{}b{foo}"))).isEqualTo(RedisKeys.slot(RedisKeys.bytes("a{}b{foo}")));
 	}
 

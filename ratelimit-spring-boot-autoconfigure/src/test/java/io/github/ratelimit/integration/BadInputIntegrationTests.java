@@ -103,7 +103,7 @@ class BadInputIntegrationTests {
 		@SuppressWarnings("unchecked")
 		List<String> stored = (List<String>) redis.call("KEYS", this.prefix + ":*");
 		// The fallback has a namespace of its own: '#' and ':' percent-encoded.
-		assertThat(stored).singleElement().asString().isEqualTo(this.prefix + ":{keyed:%23ip%3A127.0.0.1}:fx");
+		assertThat(stored).singleElement().asString().isEqualTo(this.prefix + ":{keyed:%23ip%3A127.0.0.1}:fx:2/864000000000");
 	}
 
 	@Test
