@@ -10,6 +10,7 @@ import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 
 import io.github.ratelimit.memory.InMemoryRateLimitStore;
 import io.github.ratelimit.store.RateLimitStore;
@@ -60,6 +61,9 @@ public final class RateLimiter {
 	private final boolean partitioned;
 
 	private final ConcurrentHashMap<String, CircuitBreaker> partitionBreakers = new ConcurrentHashMap<>();
+
+	/** How many resets and deny-cache clears there have been: a denial learned across one is not remembered. */
+	private final AtomicLong resets = new AtomicLong();
 
 	private final int failureThreshold;
 
@@ -155,11 +159,17 @@ public final class RateLimiter {
 	 */
 	public void reset(RateLimitPolicy policy, String key) {
 		key = StoreKeys.bounded(key);
-		if (this.denyCache != null) {
-			this.denyCache.evict(policy, key);
+		// Decisions under way may have been made on the old state: none learned before this point is remembered.
+		this.resets.incrementAndGet();
+		try {
+			this.fallbackStore.reset(policy, key);
+			this.store.reset(policy, key);
 		}
-		this.fallbackStore.reset(policy, key);
-		this.store.reset(policy, key);
+		finally {
+			if (this.denyCache != null) {
+				this.denyCache.evict(policy, key);
+			}
+		}
 	}
 
 	/**
@@ -168,6 +178,7 @@ public final class RateLimiter {
 	 * away until their cached denials end.
 	 */
 	public void clearDenyCache() {
+		this.resets.incrementAndGet();
 		if (this.denyCache != null) {
 			this.denyCache.clear();
 		}
@@ -175,6 +186,7 @@ public final class RateLimiter {
 
 	private Decision tryAcquireGuarded(RateLimitPolicy policy, String key, long cost) {
 		long now = this.clock.currentTimeMillis();
+		long resets = this.resets.get();
 		if (this.denyCache != null) {
 			Decision denied = this.denyCache.check(policy, key, cost, now);
 			if (denied != null) {
@@ -204,7 +216,7 @@ public final class RateLimiter {
 				breaker.release(permission); // a probe must not stay taken by an error or a bug
 			}
 		}
-		if (this.denyCache != null && !decision.allowed()) {
+		if (this.denyCache != null && !decision.allowed() && this.resets.get() == resets) {
 			this.denyCache.remember(policy, key, cost, decision, now);
 		}
 		return notify(policy, decision);

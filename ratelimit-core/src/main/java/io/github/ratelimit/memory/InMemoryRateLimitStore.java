@@ -33,16 +33,17 @@ import org.jspecify.annotations.Nullable;
  * {@link #evictions() eviction};
  * <li>else the key that has held the fewest units against its client: keys are ranked by the most units
  * ({@code capacity - remaining}) they have held after any decision, rounded down to a power of two (1, 2–3, 4–7,
- * ...), and the oldest key of the lowest rank goes.
+ * ...), one rank higher once a request of theirs was rejected, and the newest key of the lowest rank goes.
  * </ol>
  * A key that comes back after an eviction starts fresh, so an eviction forgives what its state still held against the
  * client: {@code capacity - remaining} at that moment, the extra units the client can now be admitted.
  * <strong>Worst case:</strong> with {@code c} the smallest, over the policy's keys, of the most units each has held,
  * every key on the lowest rank list has held fewer than {@code 2c}, so an eviction forgives at most {@code 2c - 1}
- * units. In particular a key that has only ever held one unit, as every key of a flood of new keys has, goes before
- * any key that has held more, and forgives at most one unit: a flood of distinct keys evicts its own keys, one unit
- * forgiven per key evicted, and can neither lock a client out nor buy a nearly used-up client a fresh quota. Keys
- * held keep exact counts whatever the load.
+ * units. In particular a key that has only ever held one unit and was never turned away, as every key of a flood of
+ * new keys, goes before any key that has held more or was rejected, and forgives at most one unit; among such keys
+ * the newest goes, so a flood of distinct keys evicts its own keys, one unit forgiven per key evicted, and can
+ * neither lock a client out nor buy an older client a fresh quota, even under a limit of 1. Keys held keep exact
+ * counts whatever the load.
  * <p>
  * <strong>Cost.</strong> Nothing scans the keys. Each policy's keys are also in an expiry min-heap and on rank lists
  * (see {@code PolicyTable}), both intrusive and guarded by a per-policy monitor that decisions on known keys do not

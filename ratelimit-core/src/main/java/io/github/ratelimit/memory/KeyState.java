@@ -108,7 +108,10 @@ abstract class KeyState {
 	 * @return whether the {@link #rank} rose, so that the table must move this state to a higher rank list
 	 */
 	final boolean raiseRank(Decision decision) {
-		int rank = rankOf(Math.max(0, decision.limit() - decision.remaining()));
+		// A rejected client is pressing on its limit: it ranks above every key that merely holds as many units, so
+		// that with a limit of 1 a used-up client who tried again is not as cheap to evict as a flood's keys.
+		int rank = Math.min(63, rankOf(Math.max(0, decision.limit() - decision.remaining()))
+				+ (decision.allowed() ? 0 : 1));
 		if (rank <= this.rank) {
 			return false;
 		}

@@ -189,8 +189,9 @@ final class PolicyTable {
 	}
 
 	/**
-	 * Drop one state, of which there is at least one: an expired one if any (nothing is forgotten), else the oldest
-	 * on the lowest rank list (the fewest units forgiven).
+	 * Drop one state, of which there is at least one: an expired one if any (nothing is forgotten), else the newest
+	 * on the lowest rank list (the fewest units forgiven; among equals the newest, so that a flood of new keys evicts
+	 * its own keys before an older client's, which it could otherwise buy a fresh quota by evicting).
 	 */
 	private void evict(long now) {
 		if (dropExpired(now, Integer.MAX_VALUE)) {
@@ -198,7 +199,7 @@ final class PolicyTable {
 		}
 		while (true) {
 			int rank = Long.numberOfTrailingZeros(this.ranks);
-			KeyState state = this.heads[rank];
+			KeyState state = this.tails[rank];
 			int actual;
 			state.lock();
 			try {

@@ -195,6 +195,44 @@ class RateLimiterTests {
 	}
 
 	@Test
+	void aRejectionDecidedBeforeAResetIsNotRememberedAfterIt() {
+		RateLimitPolicy policy = policy(FailureMode.ALLOW);
+		ResetMidDecisionStore store = new ResetMidDecisionStore();
+		RateLimiter remote = RateLimiter.builder(store).clock(this.clock).build(); // deny cache on: not local
+		store.limiter = remote;
+		assertThat(remote.tryAcquire(policy, "k").allowed()).isFalse();
+		Decision after = remote.tryAcquire(policy, "k");
+		assertThat(after.origin()).as("not rejected from the deny cache").isEqualTo(Decision.Origin.STORE);
+		assertThat(after.allowed()).isTrue();
+	}
+
+	/**
+	 * Rejects its first decision, and an operator's reset of the key lands while that rejection is on its way back;
+	 * admits afterwards, as a store whose state was reset does.
+	 */
+	static final class ResetMidDecisionStore implements RateLimitStore {
+
+		RateLimiter limiter;
+
+		private boolean first = true;
+
+		@Override
+		public Decision tryAcquire(RateLimitPolicy policy, String key, long cost) {
+			if (this.first) {
+				this.first = false;
+				this.limiter.reset(policy, key);
+				return Decision.rejected(policy.capacity(), 0, 60_000, 60_000);
+			}
+			return Decision.allowed(policy.capacity(), policy.capacity() - cost, 0);
+		}
+
+		@Override
+		public void reset(RateLimitPolicy policy, String key) {
+		}
+
+	}
+
+	@Test
 	void aResetOfALongKeyResetsItsHashedForm() {
 		RateLimitPolicy policy = policy(FailureMode.ALLOW);
 		String longKey = "k".repeat(5_000);

@@ -66,6 +66,22 @@ class InMemoryRateLimitStoreTests {
 
 	@ParameterizedTest
 	@EnumSource(Algorithm.class)
+	void underALimitOfOneAFloodBuysNoUsedUpClientAFreshQuota(Algorithm algorithm) {
+		InMemoryRateLimitStore store = store(100, 100);
+		RateLimitPolicy oneTimeCode = policy("otp", algorithm, 1, Duration.ofMinutes(10));
+		assertThat(store.tryAcquire(oneTimeCode, "+15550100", 1).allowed()).isTrue(); // used up, never retried
+		assertThat(store.tryAcquire(oneTimeCode, "+15550101", 1).allowed()).isTrue();
+		assertThat(store.tryAcquire(oneTimeCode, "+15550101", 1).allowed()).as("used up and retried").isFalse();
+		for (int i = 0; i < 100_000; i++) {
+			store.tryAcquire(oneTimeCode, "flood-" + i, 1);
+		}
+		assertThat(store.tryAcquire(oneTimeCode, "+15550100", 1).allowed()).isFalse();
+		assertThat(store.tryAcquire(oneTimeCode, "+15550101", 1).allowed()).isFalse();
+		assertThat(store.tryAcquire(oneTimeCode, "a-new-client", 1).allowed()).isTrue();
+	}
+
+	@ParameterizedTest
+	@EnumSource(Algorithm.class)
 	void liveKeysKeepExactCountsWhileAFloodEvictsOthers(Algorithm algorithm) {
 		InMemoryRateLimitStore store = store(200, 200);
 		RateLimitPolicy policy = policy("p", algorithm, 10, Duration.ofHours(1));

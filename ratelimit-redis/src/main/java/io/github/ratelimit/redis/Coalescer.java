@@ -176,7 +176,14 @@ final class Coalescer implements AutoCloseable {
 			Flight flight = new Flight(now, batch);
 			lane.flights.offer(flight);
 			if (this.closed) {
-				flight.fail(CLOSED); // closed as this call was drained: close() may not have seen it
+				// Closed as this call was drained: close() may not have seen it, and it must not reach Redis, where it
+				// would be counted while its callers fail.
+				flight.fail(CLOSED);
+				lane.flights.remove(flight);
+				if (flight.complete()) {
+					lane.inFlight.decrementAndGet();
+				}
+				continue;
 			}
 			CompletableFuture<?> sent;
 			try {
@@ -316,7 +323,9 @@ final class Coalescer implements AutoCloseable {
 		}
 
 		boolean isIdle() {
-			return this.waitingCount.get() == 0 && this.flights.isEmpty();
+			// inFlight is taken before a batch is drained and given back once its flight is done, so no call is ever
+			// out of sight between the waiting queue and the flights.
+			return this.waitingCount.get() == 0 && this.inFlight.get() == 0 && this.flights.isEmpty();
 		}
 
 		List<PendingDecision> drain(int max) {
@@ -384,8 +393,14 @@ final class Coalescer implements AutoCloseable {
 
 		void start() {
 			if (!Coalescer.this.closed && !this.started.get() && this.started.compareAndSet(false, true)) {
-				this.running = true;
-				this.thread.start();
+				this.running = true; // before the thread runs, whose end clears it
+				try {
+					this.thread.start();
+				}
+				catch (Throwable ex) {
+					// No thread (out of native threads, say): callers wait with deadlines of their own.
+					this.running = false;
+				}
 			}
 		}
 
