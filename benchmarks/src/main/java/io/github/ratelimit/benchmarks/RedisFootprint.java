@@ -99,7 +99,7 @@ public final class RedisFootprint {
 			long bytesPerKey = bytes / KEYS;
 			long entries = 0;
 			for (String key : keys) {
-				if (key.endsWith(":log")) {
+				if (key.contains("}:log:")) {
 					entries += redis.llen(key) / 2; // two elements an entry: time, cost
 				}
 			}
