@@ -47,6 +47,9 @@ public class RateLimitedAnnotationBeanPostProcessor extends AbstractBeanFactoryA
 
 	@Override
 	protected boolean isEligible(Class<?> targetClass) {
+		if (RateLimitedMethods.isCandidate(targetClass)) {
+			RateLimitedMethods.checkInterceptable(targetClass, isProxyTargetClass());
+		}
 		boolean eligible = super.isEligible(targetClass);
 		if (eligible && this.eligibleClasses.add(targetClass)) {
 			Consumer<Class<?>> listener = this.eligibleClassListener;

@@ -11,6 +11,7 @@ import org.springframework.core.annotation.MergedAnnotations;
 import org.springframework.core.annotation.MergedAnnotations.SearchStrategy;
 import org.springframework.stereotype.Controller;
 import org.springframework.util.ClassUtils;
+import org.springframework.util.ReflectionUtils;
 import org.springframework.web.bind.annotation.RequestMapping;
 
 /**
@@ -49,6 +50,40 @@ final class RateLimitedMethods {
 				? MergedAnnotations.from(specific, SearchStrategy.TYPE_HIERARCHY).isPresent(RequestMapping.class)
 				: Modifier.isPublic(specific.getModifiers());
 		return applies ? onClass : List.of();
+	}
+
+	/**
+	 * Fail for a {@code @RateLimited} method that calls cannot be intercepted on: static or private, or final where
+	 * the proxy is a subclass. Such a method would silently never be limited.
+	 * @throws InvalidRateLimitPolicyException naming the method and why
+	 */
+	static void checkInterceptable(Class<?> targetClass, boolean subclassProxy) {
+		Class<?> userClass = ClassUtils.getUserClass(targetClass);
+		boolean onClass = MergedAnnotations.from(userClass, SearchStrategy.TYPE_HIERARCHY).isPresent(RateLimited.class);
+		for (Method method : ReflectionUtils.getUniqueDeclaredMethods(userClass)) {
+			if (method.getDeclaringClass() == Object.class || method.isBridge() || method.isSynthetic()) {
+				continue;
+			}
+			int modifiers = method.getModifiers();
+			boolean onMethod = MergedAnnotations.from(method, SearchStrategy.DIRECT).isPresent(RateLimited.class);
+			String why = null;
+			if (onMethod && (Modifier.isStatic(modifiers) || Modifier.isPrivate(modifiers))) {
+				why = Modifier.isStatic(modifiers) ? "static" : "private";
+			}
+			else if (subclassProxy && Modifier.isFinal(modifiers) && !Modifier.isStatic(modifiers)
+					&& (onMethod || (onClass && !annotationsOf(method, userClass).isEmpty()))) {
+				why = "final";
+			}
+			if (why != null) {
+				List<RateLimited> annotations = find(MergedAnnotations.from(method, SearchStrategy.DIRECT));
+				String name = (!annotations.isEmpty() && !annotations.get(0).name().isBlank())
+						? annotations.get(0).name().trim() : userClass.getSimpleName() + "." + method.getName();
+				throw new InvalidRateLimitPolicyException(name, "@RateLimited on "
+						+ RateLimitedMethodRegistry.describe(userClass, method) + ": the method is " + why
+						+ ", so calls to it never pass through the proxy that limits them; make it a non-" + why
+						+ " method of the bean, called from outside it");
+			}
+		}
 	}
 
 	static boolean isCandidate(Class<?> type) {

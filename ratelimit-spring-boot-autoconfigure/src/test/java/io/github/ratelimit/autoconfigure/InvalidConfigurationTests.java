@@ -172,6 +172,19 @@ class InvalidConfigurationTests {
 				+ "or a Principal (name a property of it, such as #ids.id)");
 	}
 
+	@Test
+	void rateLimitedMethodsThatCallsCannotBeInterceptedOnFailStartUp() {
+		assertFailsWith(StaticMethod.class, "@RateLimited on StaticMethod#helper(): the method is static, so calls to it "
+				+ "never pass through the proxy that limits them; make it a non-static method of the bean, called from "
+				+ "outside it");
+		assertFailsWith(PrivateMethod.class, "@RateLimited on PrivateMethod#helper(): the method is private, so calls "
+				+ "to it never pass through the proxy that limits them; make it a non-private method of the bean, "
+				+ "called from outside it");
+		assertFailsWith(FinalMethod.class, "@RateLimited on FinalMethod#list(): the method is final, so calls to it "
+				+ "never pass through the proxy that limits them; make it a non-final method of the bean, called from "
+				+ "outside it");
+	}
+
 	private void assertFailsWith(Class<?> controller, String message) {
 		this.runner.withUserConfiguration(controller)
 			.run((context) -> assertThat(findCause(context.getStartupFailure())).hasMessage(message));
@@ -184,6 +197,47 @@ class InvalidConfigurationTests {
 		@GetMapping("/valid/{id}")
 		String get(@PathVariable String id) {
 			return id;
+		}
+
+	}
+
+	@RestController
+	static class StaticMethod {
+
+		@GetMapping("/static")
+		String list() {
+			return helper();
+		}
+
+		@RateLimited(limit = 1, window = "1m")
+		static String helper() {
+			return "";
+		}
+
+	}
+
+	@RestController
+	static class PrivateMethod {
+
+		@GetMapping("/private")
+		String list() {
+			return helper();
+		}
+
+		@RateLimited(limit = 1, window = "1m")
+		private String helper() {
+			return "";
+		}
+
+	}
+
+	@RestController
+	static class FinalMethod {
+
+		@RateLimited(limit = 1, window = "1m")
+		@GetMapping("/final")
+		final String list() {
+			return "";
 		}
 
 	}
