@@ -15,7 +15,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.Predicate;
 
+import io.github.ratelimit.Algorithm;
 import io.github.ratelimit.Decision;
+import io.github.ratelimit.RateLimitPolicy;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -153,12 +155,13 @@ final class Coalescer implements AutoCloseable {
 	}
 
 	private void dispatchWaiting(PolicyScript script, Lane lane, long now) {
+		int maxBatchSize = batchSize(script);
 		while (lane.waitingCount.get() > 0) {
 			int inFlight = lane.inFlight.get();
 			// Up to maxInFlight calls go out at once; beyond that, only full batches, so that a busy lane keeps Redis
 			// fed without paying a round trip per decision.
 			boolean mayGo = inFlight < this.maxInFlight || (inFlight < MAX_IN_FLIGHT_WHEN_BUSY
-					&& lane.waitingCount.get() >= Math.max(1, this.maxBatchSize / 2));
+					&& lane.waitingCount.get() >= Math.max(1, maxBatchSize / 2));
 			if (!mayGo) {
 				if (inFlight >= this.maxInFlight && lane.forgetOverdueFlight(now, this.timeoutNanos)) {
 					continue;
@@ -168,7 +171,7 @@ final class Coalescer implements AutoCloseable {
 			if (!lane.inFlight.compareAndSet(inFlight, inFlight + 1)) {
 				continue;
 			}
-			List<PendingDecision> batch = lane.drain(this.maxBatchSize);
+			List<PendingDecision> batch = lane.drain(maxBatchSize);
 			if (batch.isEmpty()) {
 				lane.inFlight.decrementAndGet();
 				continue;
@@ -195,6 +198,20 @@ final class Coalescer implements AutoCloseable {
 			}
 			sent.whenComplete((ignored, failure) -> completed(script, lane, flight));
 		}
+	}
+
+	/**
+	 * The most decisions of the policy one call may carry: a sliding log decision may read its whole log inside the
+	 * script, so a call carries no more than {@code MAX_SLIDING_LOG_ENTRIES} entries' worth of them, which keeps one
+	 * call to what one decision may cost at most.
+	 */
+	private int batchSize(PolicyScript script) {
+		RateLimitPolicy policy = script.policy;
+		if (policy.algorithm() != Algorithm.SLIDING_LOG) {
+			return this.maxBatchSize;
+		}
+		long entries = Math.min(policy.limit(), policy.windowMillis());
+		return (int) Math.max(1, Math.min(this.maxBatchSize, RateLimitPolicy.MAX_SLIDING_LOG_ENTRIES / entries));
 	}
 
 	private void completed(PolicyScript script, Lane lane, Flight flight) {

@@ -142,6 +142,19 @@ class RedisRateLimitStoreIntegrationTests {
 	}
 
 	@Test
+	void aCoalescedCallOfALongSlidingLogCarriesNoMoreThanItsBoundOfEntries() {
+		// Up to 5,000 entries a key: a call carries at most 10,000 / 5,000 = 2 decisions.
+		RateLimitPolicy policy = policy(Algorithm.SLIDING_LOG, 5_000, Duration.ofHours(1));
+		io.github.ratelimit.conformance.ConcurrentTestHarness.run(32, () -> {
+			for (int i = 0; i < 20; i++) {
+				this.store.tryAcquire(policy, "hot", 1);
+			}
+		});
+		assertThat(this.store.decisions()).isEqualTo(640);
+		assertThat(this.store.scriptCalls()).isGreaterThanOrEqualTo(320);
+	}
+
+	@Test
 	void coalescedDecisionsOnAHotKeyStayExactAndTakeFewerScriptCalls() {
 		RateLimitPolicy policy = policy(Algorithm.SLIDING_LOG, 1000, Duration.ofHours(1));
 		java.util.concurrent.atomic.AtomicInteger admitted = new java.util.concurrent.atomic.AtomicInteger();
