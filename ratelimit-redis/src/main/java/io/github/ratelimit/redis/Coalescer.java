@@ -239,10 +239,6 @@ final class Coalescer implements AutoCloseable {
 		return this.watchdog.running;
 	}
 
-	int busyLaneCount() {
-		return this.busyLanes.size();
-	}
-
 	/**
 	 * The lanes of one policy: one, or one per Cluster hash slot that its keys have used.
 	 */
