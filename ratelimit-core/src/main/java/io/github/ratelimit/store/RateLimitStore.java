@@ -33,6 +33,15 @@ public interface RateLimitStore {
 	void reset(RateLimitPolicy policy, String key);
 
 	/**
+	 * Check that this store can enforce the policy: asked at start-up for every declared policy, so that what a store
+	 * cannot do fails there rather than on the first request.
+	 * @param policy the policy
+	 * @throws IllegalArgumentException if it cannot, with a message naming what and what to use instead
+	 */
+	default void checkSupported(RateLimitPolicy policy) {
+	}
+
+	/**
 	 * Return whether this store has parts that fail on their own (the nodes of a cluster), so that the limiter
 	 * keeps a circuit breaker per part and asks {@link #partitionOf} before each decision.
 	 * @return whether the store has parts

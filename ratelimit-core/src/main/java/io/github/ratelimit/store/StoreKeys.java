@@ -61,4 +61,45 @@ public final class StoreKeys {
 		}
 	}
 
+	/**
+	 * Return the value with {@code %}, <code>{</code>, <code>}</code>, {@code :}, {@code #}, control characters and lone
+	 * surrogates percent-encoded ({@code %XX}, and {@code %uXXXX} for a lone surrogate). Stores join escaped parts with
+	 * {@code :} (no client-supplied key can then reach into another policy's names) and every result has a UTF-8 form
+	 * (a lone surrogate has none: encoders turn it into {@code ?}, which would make two keys one).
+	 * @param value the value
+	 * @return the escaped value, the value itself when nothing needed escaping
+	 */
+	public static String escape(String value) {
+		StringBuilder encoded = null;
+		for (int i = 0; i < value.length(); i++) {
+			char c = value.charAt(i);
+			if (c == '%' || c == '{' || c == '}' || c == ':' || c == '#' || c < 0x20 || c == 0x7f) {
+				if (encoded == null) {
+					encoded = new StringBuilder(value.length() + 8).append(value, 0, i);
+				}
+				encoded.append('%').append(Character.toUpperCase(Character.forDigit(c >> 4, 16)))
+					.append(Character.toUpperCase(Character.forDigit(c & 0xF, 16)));
+			}
+			else if (Character.isSurrogate(c) && !isPairedSurrogate(value, i)) {
+				// A lone surrogate has no UTF-8 form (it would become '?' and collide with a real '?').
+				if (encoded == null) {
+					encoded = new StringBuilder(value.length() + 8).append(value, 0, i);
+				}
+				encoded.append("%u").append(String.format("%04X", (int) c));
+			}
+			else if (encoded != null) {
+				encoded.append(c);
+			}
+		}
+		return (encoded != null) ? encoded.toString() : value;
+	}
+
+	private static boolean isPairedSurrogate(String value, int index) {
+		char c = value.charAt(index);
+		if (Character.isHighSurrogate(c)) {
+			return index + 1 < value.length() && Character.isLowSurrogate(value.charAt(index + 1));
+		}
+		return index > 0 && Character.isHighSurrogate(value.charAt(index - 1));
+	}
+
 }

@@ -10,6 +10,7 @@ import io.github.ratelimit.Decision;
 import io.github.ratelimit.RateLimitPolicy;
 import io.github.ratelimit.TimeSource;
 import io.github.ratelimit.store.RateLimitStore;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -18,7 +19,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * The behaviour every {@link RateLimitStore} must have, for every {@link Algorithm}, driven by a controllable clock.
- * A store's test extends this class and says how to build the store on a given clock.
+ * A store's test extends this class and says how to build the store on a given clock. Algorithms the store refuses
+ * ({@link RateLimitStore#checkSupported}) are skipped.
  */
 public abstract class RateLimitStoreConformanceTests {
 
@@ -266,6 +268,7 @@ public abstract class RateLimitStoreConformanceTests {
 	@EnumSource(Algorithm.class)
 	void concurrentRequestsAtOneInstantAdmitExactlyTheCapacity(Algorithm algorithm) {
 		RateLimitPolicy policy = policy(algorithm, 100, Duration.ofMinutes(1));
+		assumeSupported(policy);
 		this.clock.alignTo(policy.window(), 1_000);
 		AtomicLong admitted = new AtomicLong();
 		ConcurrentTestHarness.run(32, () -> {
@@ -288,10 +291,20 @@ public abstract class RateLimitStoreConformanceTests {
 	}
 
 	protected final Decision take(RateLimitPolicy policy, String key, long cost) {
+		assumeSupported(policy);
 		Decision decision = this.store.tryAcquire(policy, key, cost);
 		assertThat(decision.remaining()).isNotNegative();
 		assertThat(decision.resetAfterMillis()).isNotNegative();
 		return decision;
+	}
+
+	private void assumeSupported(RateLimitPolicy policy) {
+		try {
+			this.store.checkSupported(policy);
+		}
+		catch (IllegalArgumentException ex) {
+			Assumptions.abort("not supported by this store: " + ex.getMessage());
+		}
 	}
 
 	private void takeUntilRejected(RateLimitPolicy policy, String key) {

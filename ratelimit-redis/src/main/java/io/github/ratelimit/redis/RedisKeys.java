@@ -41,7 +41,7 @@ final class RedisKeys {
 	 * key (so lone surrogates, encoded as {@code %uXXXX}, can never meet a real {@code ?}).
 	 */
 	static String tag(String policy, String key) {
-		return StoreKeys.bounded(encode(policy) + ":" + encode(key));
+		return StoreKeys.bounded(StoreKeys.escape(policy) + ":" + StoreKeys.escape(key));
 	}
 
 	/**
@@ -105,7 +105,7 @@ final class RedisKeys {
 
 		Layout(String prefix, RateLimitPolicy policy) {
 			this.policyName = policy.name();
-			String encodedPolicy = encode(policy.name());
+			String encodedPolicy = StoreKeys.escape(policy.name());
 			this.head = bytes(prefix + ":{" + encodedPolicy + ":");
 			this.prefixHead = bytes(prefix + ":{");
 			this.policyTagLength = bytes(encodedPolicy).length + 1;
@@ -117,7 +117,7 @@ final class RedisKeys {
 
 		byte[][] keys(String key) {
 			byte[] head = this.head;
-			byte[] keyBytes = bytes(encode(key));
+			byte[] keyBytes = bytes(StoreKeys.escape(key));
 			if (this.policyTagLength + keyBytes.length > StoreKeys.MAX_KEY_BYTES) {
 				// Replace the whole tag by a hash, so that neither a long key nor a long policy name can grow it.
 				head = this.prefixHead;
@@ -135,39 +135,6 @@ final class RedisKeys {
 			return keys;
 		}
 
-	}
-
-	static String encode(String value) {
-		StringBuilder encoded = null;
-		for (int i = 0; i < value.length(); i++) {
-			char c = value.charAt(i);
-			if (c == '%' || c == '{' || c == '}' || c == ':' || c == '#' || c < 0x20 || c == 0x7f) {
-				if (encoded == null) {
-					encoded = new StringBuilder(value.length() + 8).append(value, 0, i);
-				}
-				encoded.append('%').append(Character.toUpperCase(Character.forDigit(c >> 4, 16)))
-					.append(Character.toUpperCase(Character.forDigit(c & 0xF, 16)));
-			}
-			else if (Character.isSurrogate(c) && !isPairedSurrogate(value, i)) {
-				// A lone surrogate has no UTF-8 form (it would become '?' and collide with a real '?').
-				if (encoded == null) {
-					encoded = new StringBuilder(value.length() + 8).append(value, 0, i);
-				}
-				encoded.append("%u").append(String.format("%04X", (int) c));
-			}
-			else if (encoded != null) {
-				encoded.append(c);
-			}
-		}
-		return (encoded != null) ? encoded.toString() : value;
-	}
-
-	private static boolean isPairedSurrogate(String value, int index) {
-		char c = value.charAt(index);
-		if (Character.isHighSurrogate(c)) {
-			return index + 1 < value.length() && Character.isLowSurrogate(value.charAt(index + 1));
-		}
-		return index > 0 && Character.isHighSurrogate(value.charAt(index - 1));
 	}
 
 	/**

@@ -68,13 +68,13 @@ class RedisKeysTests {
 		String a = key(policy("a:b", Algorithm.FIXED), "c");
 		String b = key(policy("a", Algorithm.FIXED), "b:c");
 		assertThat(a).isNotEqualTo(b);
-		assertThat(RedisKeys.encode("100%:#")).isEqualTo("100%25%3A%23");
+		assertThat(StoreKeys.escape("100%:#")).isEqualTo("100%25%3A%23");
 	}
 
 	@Test
 	void controlCharactersAreEncodedAndUnicodeIsKept() {
-		assertThat(RedisKeys.encode("a\nb\r\u0000c\u007f")).isEqualTo("a%0Ab%0D%00c%7F");
-		assertThat(RedisKeys.encode("ユーザー😀")).isEqualTo("ユーザー😀");
+		assertThat(StoreKeys.escape("a\nb\r\u0000c\u007f")).isEqualTo("a%0Ab%0D%00c%7F");
+		assertThat(StoreKeys.escape("ユーザー😀")).isEqualTo("ユーザー😀");
 	}
 
 	@Test

@@ -12,6 +12,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
 import java.util.stream.Collectors;
 
 import io.github.ratelimit.Algorithm;
@@ -59,6 +60,8 @@ public final class RateLimitedMethodRegistry implements SmartInitializingSinglet
 
 	private final FailureMode defaultFailureMode;
 
+	private final Consumer<RateLimitPolicy> storeCheck;
+
 	private final @Nullable RateLimitedAnnotationBeanPostProcessor postProcessor;
 
 	private final SpelExpressionParser parser;
@@ -90,6 +93,21 @@ public final class RateLimitedMethodRegistry implements SmartInitializingSinglet
 	 */
 	public RateLimitedMethodRegistry(Map<String, PolicyOverride> overrides, FailureMode defaultFailureMode,
 			@Nullable RateLimitedAnnotationBeanPostProcessor postProcessor) {
+		this(overrides, defaultFailureMode, postProcessor, (policy) -> {
+		});
+	}
+
+	/**
+	 * Create a registry that also checks every policy against what the store can enforce.
+	 * @param overrides configured values by policy name
+	 * @param defaultFailureMode the failure mode of policies that do not configure one
+	 * @param postProcessor the post-processor that proxies rate limited beans, whose bean classes are validated too
+	 * @param storeCheck throws {@link IllegalArgumentException} for a policy the store cannot enforce (see
+	 * {@link io.github.ratelimit.store.RateLimitStore#checkSupported})
+	 */
+	public RateLimitedMethodRegistry(Map<String, PolicyOverride> overrides, FailureMode defaultFailureMode,
+			@Nullable RateLimitedAnnotationBeanPostProcessor postProcessor, Consumer<RateLimitPolicy> storeCheck) {
+		this.storeCheck = storeCheck;
 		this.overrides = Map.copyOf(overrides);
 		this.defaultFailureMode = defaultFailureMode;
 		this.postProcessor = postProcessor;
@@ -236,6 +254,7 @@ public final class RateLimitedMethodRegistry implements SmartInitializingSinglet
 				.burst(burst)
 				.failureMode(failureMode)
 				.build();
+			this.storeCheck.accept(policy);
 		}
 		catch (IllegalArgumentException ex) {
 			String message = String.valueOf(ex.getMessage());

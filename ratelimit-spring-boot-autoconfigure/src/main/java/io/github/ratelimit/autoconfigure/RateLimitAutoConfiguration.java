@@ -28,7 +28,8 @@ import org.springframework.context.annotation.Import;
 @AutoConfiguration(afterName = "org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration")
 @ConditionalOnBooleanProperty(name = "ratelimit.enabled", matchIfMissing = true)
 @EnableConfigurationProperties(RateLimitProperties.class)
-@Import({ RateLimitStoreConfigurations.Redis.class, RateLimitStoreConfigurations.InMemory.class,
+@Import({ RateLimitStoreConfigurations.DynamoDb.class, RateLimitStoreConfigurations.Redis.class,
+		RateLimitStoreConfigurations.InMemory.class,
 		RateLimitWebMvcConfiguration.class })
 public final class RateLimitAutoConfiguration {
 

@@ -1,5 +1,6 @@
 package io.github.ratelimit.autoconfigure;
 
+import java.net.URI;
 import java.time.Duration;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
@@ -9,6 +10,7 @@ import java.util.Map;
 
 import io.github.ratelimit.Algorithm;
 import io.github.ratelimit.FailureMode;
+import io.github.ratelimit.dynamodb.DynamoDbRateLimitStore;
 import io.github.ratelimit.limiter.RateLimiter;
 import io.github.ratelimit.memory.InMemoryRateLimitStore;
 import io.github.ratelimit.redis.RedisRateLimitStore;
@@ -60,6 +62,8 @@ public class RateLimitProperties implements InitializingBean {
 
 	private final Redis redis = new Redis();
 
+	private final DynamoDb dynamodb = new DynamoDb();
+
 	private final Memory memory = new Memory();
 
 	private final CircuitBreaker circuitBreaker = new CircuitBreaker();
@@ -86,6 +90,21 @@ public class RateLimitProperties implements InitializingBean {
 		atLeastOneMilli("ratelimit.redis.timeout", this.redis.getTimeout());
 		atLeast("ratelimit.redis.max-batch-size", this.redis.getMaxBatchSize(), 1);
 		atLeast("ratelimit.redis.max-in-flight", this.redis.getMaxInFlight(), 1);
+		if (this.dynamodb.getTable() == null || this.dynamodb.getTable().isBlank()) {
+			throw new InvalidConfigurationPropertyValueException("ratelimit.dynamodb.table", this.dynamodb.getTable(),
+					"Must not be empty.");
+		}
+		if (this.dynamodb.getKeyPrefix() == null || this.dynamodb.getKeyPrefix().isBlank()) {
+			throw new InvalidConfigurationPropertyValueException("ratelimit.dynamodb.key-prefix",
+					this.dynamodb.getKeyPrefix(), "Must not be empty.");
+		}
+		atLeastOneMilli("ratelimit.dynamodb.timeout", this.dynamodb.getTimeout());
+		URI endpoint = this.dynamodb.getEndpoint();
+		if (endpoint != null && (endpoint.getScheme() == null || endpoint.getHost() == null
+				|| !(endpoint.getScheme().equals("http") || endpoint.getScheme().equals("https")))) {
+			throw new InvalidConfigurationPropertyValueException("ratelimit.dynamodb.endpoint", endpoint,
+					"Must be an http or https URL with a host, for instance http://127.0.0.1:8000.");
+		}
 		atLeast("ratelimit.circuit-breaker.failure-threshold", this.circuitBreaker.getFailureThreshold(), 1);
 		atLeastOneMilli("ratelimit.circuit-breaker.open-duration", this.circuitBreaker.getOpenDuration());
 		atLeast("ratelimit.deny-cache.max-keys", this.denyCache.getMaxKeys(), 1);
@@ -148,6 +167,10 @@ public class RateLimitProperties implements InitializingBean {
 		return this.redis;
 	}
 
+	public DynamoDb getDynamodb() {
+		return this.dynamodb;
+	}
+
 	public Memory getMemory() {
 		return this.memory;
 	}
@@ -182,7 +205,13 @@ public class RateLimitProperties implements InitializingBean {
 		/**
 		 * Memory of this instance: limits are per instance.
 		 */
-		MEMORY
+		MEMORY,
+
+		/**
+		 * DynamoDB, through the application's DynamoDbClient or one built from ratelimit.dynamodb.*: limits are
+		 * shared by every instance. Needs software.amazon.awssdk:dynamodb.
+		 */
+		DYNAMODB
 
 	}
 
@@ -347,6 +376,95 @@ public class RateLimitProperties implements InitializingBean {
 
 		public void setMaxInFlight(int maxInFlight) {
 			this.maxInFlight = maxInFlight;
+		}
+
+	}
+
+	/**
+	 * Settings of the DynamoDB store ({@code ratelimit.store=dynamodb}).
+	 */
+	public static class DynamoDb {
+
+		/**
+		 * Region of the DynamoDB client the starter builds when the application has no DynamoDbClient bean. When not
+		 * set, the SDK's default region chain (AWS_REGION, profile, instance metadata).
+		 */
+		private @Nullable String region;
+
+		/**
+		 * Endpoint of that client, to reach a local DynamoDB-API server (for instance http://127.0.0.1:8000). When
+		 * not set, the region's DynamoDB endpoint.
+		 */
+		private @Nullable URI endpoint;
+
+		/**
+		 * Table of the counters; its partition key is 'pk', of type S.
+		 */
+		private String table = DynamoDbRateLimitStore.DEFAULT_TABLE;
+
+		/**
+		 * Whether to create the table at start-up if it is missing (on-demand capacity, TTL on 'ttl' where the
+		 * server implements it). Off by default: tables are usually created by infrastructure code.
+		 */
+		private boolean createTable;
+
+		/**
+		 * Prefix of every partition key the store writes, so that applications can share a table.
+		 */
+		private String keyPrefix = DynamoDbRateLimitStore.DEFAULT_KEY_PREFIX;
+
+		/**
+		 * How long a decision may take, all its calls included, before the failure mode applies. Calls are never
+		 * retried by the SDK (a retried ADD could count twice).
+		 */
+		private Duration timeout = Duration.ofMillis(DynamoDbRateLimitStore.DEFAULT_TIMEOUT_MILLIS);
+
+		public @Nullable String getRegion() {
+			return this.region;
+		}
+
+		public void setRegion(@Nullable String region) {
+			this.region = region;
+		}
+
+		public @Nullable URI getEndpoint() {
+			return this.endpoint;
+		}
+
+		public void setEndpoint(@Nullable URI endpoint) {
+			this.endpoint = endpoint;
+		}
+
+		public String getTable() {
+			return this.table;
+		}
+
+		public void setTable(String table) {
+			this.table = table;
+		}
+
+		public boolean isCreateTable() {
+			return this.createTable;
+		}
+
+		public void setCreateTable(boolean createTable) {
+			this.createTable = createTable;
+		}
+
+		public String getKeyPrefix() {
+			return this.keyPrefix;
+		}
+
+		public void setKeyPrefix(String keyPrefix) {
+			this.keyPrefix = keyPrefix;
+		}
+
+		public Duration getTimeout() {
+			return this.timeout;
+		}
+
+		public void setTimeout(Duration timeout) {
+			this.timeout = timeout;
 		}
 
 	}

@@ -1,14 +1,21 @@
 package io.github.ratelimit.autoconfigure;
 
 import io.github.ratelimit.TimeSource;
+import io.github.ratelimit.dynamodb.DynamoDbRateLimitStore;
 import io.github.ratelimit.memory.InMemoryRateLimitStore;
 import io.github.ratelimit.redis.RedisRateLimitStore;
 import io.github.ratelimit.store.RateLimitStore;
+import org.jspecify.annotations.Nullable;
+import software.amazon.awssdk.core.exception.SdkClientException;
+import software.amazon.awssdk.regions.Region;
+import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
+import software.amazon.awssdk.services.dynamodb.DynamoDbClientBuilder;
 
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.boot.autoconfigure.condition.ConditionOutcome;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.autoconfigure.condition.SpringBootCondition;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.ConditionContext;
@@ -21,14 +28,59 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.util.ClassUtils;
 
 /**
- * {@link RateLimitStore} configurations imported by {@link RateLimitAutoConfiguration}, Redis first and memory as the
- * fallback.
+ * {@link RateLimitStore} configurations imported by {@link RateLimitAutoConfiguration}: DynamoDB when asked for,
+ * Redis, and memory as the fallback.
  */
 final class RateLimitStoreConfigurations {
 
 	private static final String REDIS_STORE = "io.github.ratelimit.redis.RedisRateLimitStore";
 
+	private static final String DYNAMODB_STORE = "io.github.ratelimit.dynamodb.DynamoDbRateLimitStore";
+
+	private static final String DYNAMODB_CLIENT = "software.amazon.awssdk.services.dynamodb.DynamoDbClient";
+
 	private RateLimitStoreConfigurations() {
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass({ DynamoDbClient.class, DynamoDbRateLimitStore.class })
+	@ConditionalOnProperty(name = "ratelimit.store", havingValue = "dynamodb")
+	static class DynamoDb {
+
+		@Bean
+		@ConditionalOnMissingBean(DynamoDbClient.class)
+		DynamoDbClient rateLimitDynamoDbClient(RateLimitProperties properties) {
+			RateLimitProperties.DynamoDb dynamodb = properties.getDynamodb();
+			DynamoDbClientBuilder builder = DynamoDbClient.builder();
+			if (dynamodb.getRegion() != null) {
+				builder.region(Region.of(dynamodb.getRegion()));
+			}
+			if (dynamodb.getEndpoint() != null) {
+				builder.endpointOverride(dynamodb.getEndpoint());
+			}
+			try {
+				return builder.build();
+			}
+			catch (SdkClientException ex) {
+				throw new DynamoDbStoreUnavailableException("the DynamoDB client cannot be built (" + ex.getMessage()
+						+ "); set ratelimit.dynamodb.region (or AWS_REGION), or define a DynamoDbClient bean", ex);
+			}
+		}
+
+		@Bean(initMethod = "start")
+		@ConditionalOnMissingBean(RateLimitStore.class)
+		DynamoDbRateLimitStore dynamoDbRateLimitStore(DynamoDbClient dynamoDbClient, RateLimitProperties properties,
+				TimeSource rateLimitTimeSource) {
+			RateLimitProperties.DynamoDb dynamodb = properties.getDynamodb();
+			return DynamoDbRateLimitStore.builder(dynamoDbClient)
+				.table(dynamodb.getTable())
+				.keyPrefix(dynamodb.getKeyPrefix())
+				.timeout(dynamodb.getTimeout())
+				.createTable(dynamodb.isCreateTable())
+				.clock(rateLimitTimeSource)
+				.build();
+		}
+
 	}
 
 	@Configuration(proxyBeanMethods = false)
@@ -59,6 +111,14 @@ final class RateLimitStoreConfigurations {
 		@Bean
 		InMemoryRateLimitStore inMemoryRateLimitStore(RateLimitProperties properties, TimeSource rateLimitTimeSource,
 				ResourceLoader resourceLoader) {
+			ClassLoader classLoader = resourceLoader.getClassLoader();
+			if (properties.getStore() == RateLimitProperties.StoreType.DYNAMODB) {
+				throw new DynamoDbStoreUnavailableException(!ClassUtils.isPresent(DYNAMODB_STORE, classLoader)
+						? "io.github.ratelimit:ratelimit-dynamodb is not on the classpath"
+						: !ClassUtils.isPresent(DYNAMODB_CLIENT, classLoader)
+								? "software.amazon.awssdk:dynamodb is not on the classpath"
+								: "another RateLimitStore configuration took precedence", null);
+			}
 			if (properties.getStore() == RateLimitProperties.StoreType.REDIS) {
 				throw new RedisStoreUnavailableException(ClassUtils.isPresent(REDIS_STORE, resourceLoader.getClassLoader())
 						? "no RedisConnectionFactory bean is available"
@@ -84,8 +144,8 @@ final class RateLimitStoreConfigurations {
 		@Override
 		public ConditionOutcome getMatchOutcome(ConditionContext context, AnnotatedTypeMetadata metadata) {
 			String store = context.getEnvironment().getProperty("ratelimit.store", "auto").trim();
-			if (store.equalsIgnoreCase("memory")) {
-				return ConditionOutcome.noMatch("ratelimit.store is 'memory'");
+			if (!store.equalsIgnoreCase("auto") && !store.equalsIgnoreCase("redis")) {
+				return ConditionOutcome.noMatch("ratelimit.store is '" + store + "'");
 			}
 			ConfigurableListableBeanFactory beanFactory = context.getBeanFactory();
 			boolean factory = beanFactory != null && ClassUtils.isPresent(REDIS_CONNECTION_FACTORY, context.getClassLoader())
@@ -107,6 +167,17 @@ final class RateLimitStoreConfigurations {
 
 		RedisStoreUnavailableException(String reason) {
 			super("ratelimit.store is 'redis' but " + reason);
+		}
+
+	}
+
+	/**
+	 * Thrown when {@code ratelimit.store=dynamodb} but there is no DynamoDB to use.
+	 */
+	static class DynamoDbStoreUnavailableException extends RuntimeException {
+
+		DynamoDbStoreUnavailableException(String reason, @Nullable Throwable cause) {
+			super("ratelimit.store is 'dynamodb' but " + reason, cause);
 		}
 
 	}

@@ -8,6 +8,7 @@ import io.github.ratelimit.aop.PolicyOverride;
 import io.github.ratelimit.aop.RateLimitInterceptor;
 import io.github.ratelimit.aop.RateLimitedAnnotationBeanPostProcessor;
 import io.github.ratelimit.aop.RateLimitedMethodRegistry;
+import io.github.ratelimit.store.RateLimitStore;
 import io.github.ratelimit.web.ClientIpResolver;
 import io.github.ratelimit.web.RateLimitHeadersWriter;
 import io.github.ratelimit.web.StandardRateLimitHeadersWriter;
@@ -47,12 +48,13 @@ class RateLimitWebMvcConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	RateLimitedMethodRegistry rateLimitedMethodRegistry(RateLimitProperties properties,
-			ObjectProvider<RateLimitedAnnotationBeanPostProcessor> postProcessor) {
+			ObjectProvider<RateLimitedAnnotationBeanPostProcessor> postProcessor, RateLimitStore store) {
 		Map<String, PolicyOverride> overrides = new LinkedHashMap<>();
 		properties.getPolicies()
 			.forEach((name, policy) -> overrides.put(name, new PolicyOverride(policy.getLimit(), policy.getWindow(),
 					policy.getAlgorithm(), policy.getBurst(), policy.isEnabled(), policy.getFailureMode())));
-		return new RateLimitedMethodRegistry(overrides, properties.getFailureMode(), postProcessor.getIfAvailable());
+		return new RateLimitedMethodRegistry(overrides, properties.getFailureMode(), postProcessor.getIfAvailable(),
+				store::checkSupported);
 	}
 
 	@Bean

@@ -1,0 +1,260 @@
+package io.github.ratelimit.dynamodb;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+
+import io.github.ratelimit.Algorithm;
+import io.github.ratelimit.Decision;
+import io.github.ratelimit.RateLimitPolicy;
+import io.github.ratelimit.TimeSource;
+import io.github.ratelimit.store.RateLimitStore;
+import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
+
+/**
+ * A {@link RateLimitStore} on DynamoDB, through the AWS SDK for Java v2: one item per key (and per window for the
+ * windowed algorithms) in one table whose partition key is {@code pk} (a string).
+ * <ul>
+ * <li>{@link Algorithm#FIXED}: one conditional {@code UpdateItem} ({@code ADD}) per decision, admitted or rejected.
+ * <li>{@link Algorithm#SLIDING_COUNTER}: the same, plus one read per key and window for the previous window's count.
+ * <li>{@link Algorithm#TOKEN_BUCKET} and {@link Algorithm#LEAKY_BUCKET}: a strongly consistent read, then a
+ * conditional write when the request passes (a rejection writes nothing); retried on a conflicting write.
+ * <li>{@link Algorithm#SLIDING_LOG} is not supported: its log would be rewritten on every request. Policies using it
+ * fail at start-up ({@link #checkSupported}).
+ * </ul>
+ * <b>Time</b> comes from the application's clock ({@link TimeSource}): DynamoDB has none to offer. Instances agree
+ * on windows as closely as their clocks agree (NTP keeps them within milliseconds): with clocks at most {@code δ}
+ * apart, a window's item takes admissions during {@code W + δ} of real time instead of {@code W}, so a fixed window
+ * admits at most {@code L} per item and {@code 2L} in any {@code W - δ}. A clock that steps back never reopens a
+ * window: the store's time does not run backwards (it waits for the clock to catch up), and a bucket's state carries
+ * the latest time that wrote it.
+ * <p>
+ * <b>Exactness</b>: decisions are never retried by the SDK, whatever the client's retry strategy: an {@code ADD}
+ * whose response was lost may have landed, and a retry would count it twice. A failed or timed-out call fails the
+ * decision, which the limiter answers with the policy's failure mode.
+ * <p>
+ * <b>Failures</b> (throttling, timeouts, an unreachable endpoint) are {@link io.github.ratelimit.store.RateLimitStoreException}s.
+ * The limiter keeps a circuit breaker per {@linkplain #partitionOf group of keys} ({@value #KEY_GROUPS} groups by
+ * hash), so that one hot key throttled by its partition's write capacity opens the circuit for its group only.
+ *
+ * @since 0.1.0
+ */
+public final class DynamoDbRateLimitStore implements RateLimitStore {
+
+	/** The table of the seed. */
+	public static final String DEFAULT_TABLE = "rate-limits";
+
+	/** Prefix of every partition key the store writes, so that applications can share a table. */
+	public static final String DEFAULT_KEY_PREFIX = "ratelimit";
+
+	/** Time a decision may take, all its calls included; DynamoDB answers in single-digit milliseconds. */
+	public static final long DEFAULT_TIMEOUT_MILLIS = 500;
+
+	/** Circuit breaker groups: keys are spread over them by hash. */
+	static final int KEY_GROUPS = 16;
+
+	private static final String[] GROUP_NAMES = groupNames();
+
+	private final DynamoDbClient client;
+
+	private final String table;
+
+	private final TimeSource clock;
+
+	private final boolean createTable;
+
+	private final AtomicLong latest = new AtomicLong(Long.MIN_VALUE);
+
+	private final DynamoDbCalls calls;
+
+	private final FixedWindowItems fixedWindows;
+
+	private final SlidingCounterItems slidingCounters;
+
+	private final TokenBucketItems buckets;
+
+	private DynamoDbRateLimitStore(Builder builder) {
+		this.client = builder.client;
+		this.table = builder.table;
+		this.clock = builder.clock;
+		this.createTable = builder.createTable;
+		this.calls = new DynamoDbCalls(builder.client, builder.table, builder.timeout);
+		ItemKeys keys = new ItemKeys(builder.keyPrefix);
+		this.fixedWindows = new FixedWindowItems(this.calls, keys);
+		this.slidingCounters = new SlidingCounterItems(this.calls, keys);
+		this.buckets = new TokenBucketItems(this.calls, keys);
+	}
+
+	/**
+	 * Start building a store on the given client. The client's own retry strategy is not used for decisions.
+	 * @param client the DynamoDB client
+	 * @return a builder
+	 */
+	public static Builder builder(DynamoDbClient client) {
+		return new Builder(client);
+	}
+
+	/**
+	 * Check the table, creating it if the store was built to: fails if it is missing (and may not be created) or has
+	 * another key; an unreachable DynamoDB is logged, and decisions follow the failure mode until it answers.
+	 * @throws IllegalStateException if the table cannot be used
+	 */
+	public void start() {
+		new TableSetup(this.client, this.table).ensureTable(this.createTable);
+	}
+
+	@Override
+	public void checkSupported(RateLimitPolicy policy) {
+		if (policy.algorithm() == Algorithm.SLIDING_LOG) {
+			throw unsupported(policy);
+		}
+	}
+
+	static IllegalArgumentException unsupported(RateLimitPolicy policy) {
+		return new IllegalArgumentException("'algorithm' SLIDING_LOG is not supported by the DynamoDB store (policy '"
+				+ policy.name() + "'): its log would be read and rewritten on every request, up to DynamoDB's 400 KB "
+				+ "item size; use SLIDING_COUNTER, which keeps a count per window");
+	}
+
+	@Override
+	public Decision tryAcquire(RateLimitPolicy policy, String key, long cost) {
+		long now = now();
+		return switch (policy.algorithm()) {
+			case FIXED -> this.fixedWindows.decide(policy, key, now, cost);
+			case SLIDING_COUNTER -> this.slidingCounters.decide(policy, key, now, cost);
+			case TOKEN_BUCKET, LEAKY_BUCKET -> this.buckets.decide(policy, key, now, cost);
+			case SLIDING_LOG -> throw unsupported(policy);
+		};
+	}
+
+	@Override
+	public void reset(RateLimitPolicy policy, String key) {
+		long now = now();
+		List<String> items = switch (policy.algorithm()) {
+			case FIXED -> this.fixedWindows.itemsToReset(policy, key, now);
+			case SLIDING_COUNTER -> this.slidingCounters.itemsToReset(policy, key, now);
+			case TOKEN_BUCKET, LEAKY_BUCKET -> List.of(this.buckets.itemToReset(policy, key));
+			case SLIDING_LOG -> throw unsupported(policy);
+		};
+		this.calls.delete(items);
+	}
+
+	@Override
+	public boolean isPartitioned() {
+		return true;
+	}
+
+	@Override
+	public String partitionOf(RateLimitPolicy policy, String key) {
+		int hash = 31 * policy.name().hashCode() + key.hashCode();
+		return GROUP_NAMES[Math.floorMod(hash ^ (hash >>> 16), KEY_GROUPS)];
+	}
+
+	/** Return the application clock's time, never earlier than a time this store already used. */
+	private long now() {
+		long now = this.clock.currentTimeMillis();
+		return this.latest.accumulateAndGet(now, Math::max);
+	}
+
+	@Override
+	public String toString() {
+		return "DynamoDbRateLimitStore[table " + this.table + "]";
+	}
+
+	private static String[] groupNames() {
+		String[] names = new String[KEY_GROUPS];
+		for (int i = 0; i < KEY_GROUPS; i++) {
+			names[i] = "keys-" + i;
+		}
+		return names;
+	}
+
+	/**
+	 * Builder for {@link DynamoDbRateLimitStore}.
+	 */
+	public static final class Builder {
+
+		private final DynamoDbClient client;
+
+		private String table = DEFAULT_TABLE;
+
+		private String keyPrefix = DEFAULT_KEY_PREFIX;
+
+		private Duration timeout = Duration.ofMillis(DEFAULT_TIMEOUT_MILLIS);
+
+		private TimeSource clock = TimeSource.system();
+
+		private boolean createTable;
+
+		private Builder(DynamoDbClient client) {
+			this.client = client;
+		}
+
+		/**
+		 * Set the table; {@value #DEFAULT_TABLE} by default.
+		 * @param table the table name
+		 * @return this builder
+		 */
+		public Builder table(String table) {
+			if (table.isBlank()) {
+				throw new IllegalArgumentException("'table' must not be blank");
+			}
+			this.table = table;
+			return this;
+		}
+
+		/**
+		 * Set the prefix of every partition key; {@value #DEFAULT_KEY_PREFIX} by default.
+		 * @param keyPrefix the prefix
+		 * @return this builder
+		 */
+		public Builder keyPrefix(String keyPrefix) {
+			this.keyPrefix = keyPrefix;
+			return this;
+		}
+
+		/**
+		 * Set how long a decision may take, all its calls included, before it fails; 500ms by default.
+		 * @param timeout the timeout, positive
+		 * @return this builder
+		 */
+		public Builder timeout(Duration timeout) {
+			if (timeout.isNegative() || timeout.isZero()) {
+				throw new IllegalArgumentException("'timeout' must be positive but was " + timeout);
+			}
+			this.timeout = timeout;
+			return this;
+		}
+
+		/**
+		 * Set the clock windows and buckets are computed with; the system clock by default.
+		 * @param clock the clock
+		 * @return this builder
+		 */
+		public Builder clock(TimeSource clock) {
+			this.clock = clock;
+			return this;
+		}
+
+		/**
+		 * Set whether {@link #start()} creates the table when it is missing (on-demand capacity, TTL on
+		 * {@code ttl} where the server implements it); off by default.
+		 * @param createTable whether to create the table
+		 * @return this builder
+		 */
+		public Builder createTable(boolean createTable) {
+			this.createTable = createTable;
+			return this;
+		}
+
+		/**
+		 * Build the store.
+		 * @return the store
+		 */
+		public DynamoDbRateLimitStore build() {
+			return new DynamoDbRateLimitStore(this);
+		}
+
+	}
+
+}

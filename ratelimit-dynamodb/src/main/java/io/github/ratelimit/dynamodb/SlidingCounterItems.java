@@ -1,0 +1,121 @@
+package io.github.ratelimit.dynamodb;
+
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+import io.github.ratelimit.Decision;
+import io.github.ratelimit.RateLimitPolicy;
+
+/**
+ * Sliding window counter on the fixed window's items: the count of the current window's item plus the previous
+ * window's count weighted by the part of it the sliding window still covers, decided exactly as in memory
+ * ({@code previous·(W - e) + (current + cost)·W ≤ L·W}).
+ * <p>
+ * A previous window's count no longer changes once it is over, so each instance reads it once per key and window (a
+ * strongly consistent {@code GetItem}) and keeps it; with it known, the estimate becomes a bound on the current
+ * count, and the decision is one conditional {@code ADD} on the current item, as for the fixed window. When the
+ * bound is already below zero, or the request can never pass, a read answers instead of a write.
+ */
+final class SlidingCounterItems {
+
+	/** Previous windows' counts kept; past that, the map is emptied (and read again), so a key flood costs reads. */
+	static final int MAX_REMEMBERED_WINDOWS = 100_000;
+
+	private static final Map<String, String> NAMES = Map.of("#c", "count", "#t", "ttl");
+
+	private final DynamoDbCalls calls;
+
+	private final ItemKeys keys;
+
+	private final Map<String, Long> previousCounts = new ConcurrentHashMap<>();
+
+	SlidingCounterItems(DynamoDbCalls calls, ItemKeys keys) {
+		this.calls = calls;
+		this.keys = keys;
+	}
+
+	Decision decide(RateLimitPolicy policy, String key, long now, long cost) {
+		long deadline = this.calls.deadline();
+		long limit = policy.limit();
+		long window = policy.windowMillis();
+		long start = now - Math.floorMod(now, window);
+		long elapsed = now - start;
+		String pk = this.keys.window(policy, key, start);
+		long previous = previousCount(this.keys.window(policy, key, start - window), deadline);
+		long budget = limit * window - previous * (window - elapsed);
+		long mostCurrent = Math.floorDiv(budget, window) - cost;
+		if (cost <= limit && mostCurrent >= 0) {
+			DynamoDbCalls.Update update = this.calls.update(pk, "ADD #c :cost SET #t = :ttl",
+					"attribute_not_exists(#c) OR #c <= :room", NAMES,
+					Map.of(":cost", DynamoDbCalls.number(cost), ":ttl", DynamoDbCalls.ttl(start + 2 * window),
+							":room", DynamoDbCalls.number(mostCurrent)),
+					deadline);
+			if (update.applied()) {
+				long current = DynamoDbCalls.number(update.attributes(), "count", cost);
+				return Decision.allowed(limit, Math.max(0, budget / window - current),
+						reset(start, window, now, current, previous));
+			}
+			if (update.attributes() != null) {
+				return rejected(policy, now, cost, start, previous, budget,
+						DynamoDbCalls.number(update.attributes(), "count", 0));
+			}
+		}
+		return rejected(policy, now, cost, start, previous, budget,
+				DynamoDbCalls.number(this.calls.get(pk, deadline), "count", 0));
+	}
+
+	private long previousCount(String pk, long deadline) {
+		Long known = this.previousCounts.get(pk);
+		if (known != null) {
+			return known;
+		}
+		long count = DynamoDbCalls.number(this.calls.get(pk, deadline), "count", 0);
+		if (this.previousCounts.size() >= MAX_REMEMBERED_WINDOWS) {
+			this.previousCounts.clear();
+		}
+		this.previousCounts.put(pk, count);
+		return count;
+	}
+
+	private static Decision rejected(RateLimitPolicy policy, long now, long cost, long start, long previous,
+			long budget, long current) {
+		long limit = policy.limit();
+		long window = policy.windowMillis();
+		long elapsed = now - start;
+		long remaining = Math.max(0, budget / window - current);
+		long reset = reset(start, window, now, current, previous);
+		if (cost > limit) {
+			return Decision.rejected(limit, remaining, reset, Decision.NEVER);
+		}
+		long retry;
+		if (current + cost <= limit && previous > 0) {
+			// Passes later in this window, once the previous window's weight has faded enough.
+			retry = window - (limit - current - cost) * window / previous - elapsed;
+		}
+		else {
+			// Passes in the next window, once this window's units (then the previous ones) have faded enough.
+			retry = window - elapsed + Math.max(0, window - (limit - cost) * window / Math.max(current, 1));
+		}
+		return Decision.rejected(limit, remaining, reset, Math.max(1, retry));
+	}
+
+	private static long reset(long start, long window, long now, long current, long previous) {
+		if (current > 0) {
+			return start + 2 * window - now;
+		}
+		return (previous > 0) ? start + window - now : 0;
+	}
+
+	/** Return the items a reset deletes, and forget the counts kept of them. */
+	List<String> itemsToReset(RateLimitPolicy policy, String key, long now) {
+		long window = policy.windowMillis();
+		long start = now - Math.floorMod(now, window);
+		List<String> items = List.of(this.keys.window(policy, key, start - window), this.keys.window(policy, key, start),
+				this.keys.window(policy, key, start + window));
+		items.forEach(this.previousCounts::remove);
+		return items;
+	}
+
+
+}

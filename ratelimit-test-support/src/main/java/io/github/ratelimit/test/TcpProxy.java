@@ -1,0 +1,152 @@
+package io.github.ratelimit.test;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * A TCP proxy on 127.0.0.1 in front of a server, for faults a real network has: it can drop the next responses (the
+ * request reaches the server and takes effect, the client sees its connection close instead of an answer) or hold
+ * every byte (the client times out). Each client connection gets its own connection to the server.
+ */
+public final class TcpProxy implements AutoCloseable {
+
+	private final String targetHost;
+
+	private final int targetPort;
+
+	private final ServerSocket server;
+
+	private final Set<Socket> sockets = ConcurrentHashMap.newKeySet();
+
+	private final AtomicInteger responsesToDrop = new AtomicInteger();
+
+	private final AtomicLong droppedResponses = new AtomicLong();
+
+	private volatile boolean holding;
+
+	private volatile boolean closed;
+
+	private TcpProxy(String targetHost, int targetPort) throws IOException {
+		this.targetHost = targetHost;
+		this.targetPort = targetPort;
+		this.server = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+		Thread acceptor = new Thread(this::accept, "tcp-proxy-" + this.server.getLocalPort());
+		acceptor.setDaemon(true);
+		acceptor.start();
+	}
+
+	/**
+	 * Start a proxy to the given server.
+	 */
+	public static TcpProxy to(String host, int port) {
+		try {
+			return new TcpProxy(host, port);
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException(ex);
+		}
+	}
+
+	public int port() {
+		return this.server.getLocalPort();
+	}
+
+	/**
+	 * Drop the next {@code count} responses: the first bytes the server sends back on a connection close that
+	 * connection instead of reaching the client.
+	 */
+	public void dropNextResponses(int count) {
+		this.responsesToDrop.set(count);
+	}
+
+	/** Return how many responses were dropped so far. */
+	public long droppedResponses() {
+		return this.droppedResponses.get();
+	}
+
+	/**
+	 * Hold (or stop holding) every byte in both directions, as a network partition or a paused server would.
+	 */
+	public void hold(boolean holding) {
+		this.holding = holding;
+	}
+
+	private void accept() {
+		while (!this.closed) {
+			try {
+				Socket client = this.server.accept();
+				Socket upstream = new Socket();
+				upstream.connect(new InetSocketAddress(this.targetHost, this.targetPort), 2_000);
+				this.sockets.add(client);
+				this.sockets.add(upstream);
+				pump(client, upstream, false);
+				pump(upstream, client, true);
+			}
+			catch (IOException ex) {
+				// Closed, or the server is down: the client sees its connection fail, as it would without a proxy.
+			}
+		}
+	}
+
+	private void pump(Socket from, Socket to, boolean response) {
+		Thread thread = new Thread(() -> {
+			byte[] buffer = new byte[16 * 1024];
+			try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
+				int read;
+				while ((read = in.read(buffer)) != -1) {
+					while (this.holding && !this.closed) {
+						Thread.sleep(5);
+					}
+					if (response && this.responsesToDrop.getAndUpdate((n) -> Math.max(0, n - 1)) > 0) {
+						this.droppedResponses.incrementAndGet();
+						break;
+					}
+					out.write(buffer, 0, read);
+					out.flush();
+				}
+			}
+			catch (IOException | InterruptedException ex) {
+				// One side closed.
+			}
+			finally {
+				closeQuietly(from);
+				closeQuietly(to);
+			}
+		}, "tcp-proxy-pump");
+		thread.setDaemon(true);
+		thread.start();
+	}
+
+	private void closeQuietly(Socket socket) {
+		this.sockets.remove(socket);
+		try {
+			socket.close();
+		}
+		catch (IOException ex) {
+			// Already closed.
+		}
+	}
+
+	@Override
+	public void close() {
+		this.closed = true;
+		try {
+			this.server.close();
+		}
+		catch (IOException ex) {
+			// Already closed.
+		}
+		this.sockets.forEach(this::closeQuietly);
+	}
+
+}
