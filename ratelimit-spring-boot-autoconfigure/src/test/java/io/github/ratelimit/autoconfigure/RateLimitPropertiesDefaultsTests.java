@@ -2,6 +2,7 @@ package io.github.ratelimit.autoconfigure;
 
 import java.time.Duration;
 
+import io.github.ratelimit.dynamodb.DynamoDbRateLimitStore;
 import io.github.ratelimit.limiter.RateLimiter;
 import io.github.ratelimit.memory.InMemoryRateLimitStore;
 import io.github.ratelimit.redis.RedisRateLimitStore;
@@ -34,6 +35,11 @@ class RateLimitPropertiesDefaultsTests {
 			.isEqualTo(Duration.ofMillis(RedisRateLimitStore.DEFAULT_TIMEOUT_MILLIS));
 		assertThat(this.properties.getRedis().getMaxBatchSize()).isEqualTo(RedisRateLimitStore.DEFAULT_MAX_BATCH_SIZE);
 		assertThat(this.properties.getRedis().getMaxInFlight()).isEqualTo(RedisRateLimitStore.DEFAULT_MAX_IN_FLIGHT);
+		assertThat(this.properties.getDynamodb().getTable()).isEqualTo(DynamoDbRateLimitStore.DEFAULT_TABLE);
+		assertThat(this.properties.getDynamodb().getKeyPrefix()).isEqualTo(DynamoDbRateLimitStore.DEFAULT_KEY_PREFIX);
+		assertThat(this.properties.getDynamodb().getTimeout())
+			.isEqualTo(Duration.ofMillis(DynamoDbRateLimitStore.DEFAULT_TIMEOUT_MILLIS));
+		assertThat(this.properties.getDynamodb().isCreateTable()).isFalse();
 	}
 
 	@Test
