@@ -34,6 +34,8 @@ public final class TcpProxy implements AutoCloseable {
 
 	private volatile boolean holding;
 
+	private volatile byte[] answer;
+
 	private volatile boolean closed;
 
 	private TcpProxy(String targetHost, int targetPort) throws IOException {
@@ -81,6 +83,16 @@ public final class TcpProxy implements AutoCloseable {
 		this.holding = holding;
 	}
 
+	/**
+	 * Answer every HTTP request with this raw response (status line, headers and body) instead of forwarding it, as
+	 * a server in trouble would (throttling, say); {@code null} to forward again. Requests must carry a
+	 * {@code Content-Length}.
+	 */
+	public void answerEveryRequestWith(String rawHttpResponse) {
+		this.answer = (rawHttpResponse != null) ? rawHttpResponse.getBytes(java.nio.charset.StandardCharsets.UTF_8)
+				: null;
+	}
+
 	private void accept() {
 		while (!this.closed) {
 			try {
@@ -103,9 +115,23 @@ public final class TcpProxy implements AutoCloseable {
 			byte[] buffer = new byte[16 * 1024];
 			try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
 				int read;
+				java.io.ByteArrayOutputStream pending = new java.io.ByteArrayOutputStream();
 				while ((read = in.read(buffer)) != -1) {
 					while (this.holding && !this.closed) {
 						Thread.sleep(5);
+					}
+					byte[] answer = this.answer;
+					if (!response && answer != null) {
+						pending.write(buffer, 0, read);
+						while (completeRequestLength(pending.toByteArray()) > 0) {
+							byte[] all = pending.toByteArray();
+							int length = completeRequestLength(all);
+							from.getOutputStream().write(answer);
+							from.getOutputStream().flush();
+							pending.reset();
+							pending.write(all, length, all.length - length);
+						}
+						continue;
 					}
 					if (response && this.responsesToDrop.getAndUpdate((n) -> Math.max(0, n - 1)) > 0) {
 						this.droppedResponses.incrementAndGet();
@@ -125,6 +151,23 @@ public final class TcpProxy implements AutoCloseable {
 		}, "tcp-proxy-pump");
 		thread.setDaemon(true);
 		thread.start();
+	}
+
+	/** Return the length of the first complete HTTP request in the bytes, or 0 if there is none yet. */
+	private static int completeRequestLength(byte[] bytes) {
+		String text = new String(bytes, java.nio.charset.StandardCharsets.ISO_8859_1);
+		int end = text.indexOf("\r\n\r\n");
+		if (end < 0) {
+			return 0;
+		}
+		int length = 0;
+		for (String line : text.substring(0, end).split("\r\n")) {
+			if (line.toLowerCase(java.util.Locale.ROOT).startsWith("content-length:")) {
+				length = Integer.parseInt(line.substring("content-length:".length()).trim());
+			}
+		}
+		int total = end + 4 + length;
+		return (bytes.length >= total) ? total : 0;
 	}
 
 	private void closeQuietly(Socket socket) {
