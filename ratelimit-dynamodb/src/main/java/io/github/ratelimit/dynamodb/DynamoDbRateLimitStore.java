@@ -23,11 +23,12 @@ import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
  * fail at start-up ({@link #checkSupported}).
  * </ul>
  * <b>Time</b> comes from the application's clock ({@link TimeSource}): DynamoDB has none to offer. Instances agree
- * on windows as closely as their clocks agree (NTP keeps them within milliseconds): with clocks at most {@code δ}
- * apart, a window's item takes admissions during {@code W + δ} of real time instead of {@code W}, so a fixed window
- * admits at most {@code L} per item and {@code 2L} in any {@code W - δ}. A clock that steps back never reopens a
- * window: the store's time does not run backwards (it waits for the clock to catch up), and a bucket's state carries
- * the latest time that wrote it.
+ * on windows as closely as their clocks agree (NTP keeps them within milliseconds): with every clock within
+ * {@code δ} of true time, a window's item takes admissions during {@code W + 2δ} of real time instead of {@code W}, so
+ * a fixed window admits at most {@code L} per item, {@code 2L} in any interval up to {@code W - 2δ} long, and
+ * {@code 3L} in any {@code W} (against {@code 2L} with one clock). A clock that steps back never reopens a window: the store's time never runs backwards
+ * (it stays at the latest time it used until the clock passes it, for every key of this instance), and a bucket
+ * counts from the later of the clock and the time stored in its item.
  * <p>
  * <b>Exactness</b>: decisions are never retried by the SDK, whatever the client's retry strategy: an {@code ADD}
  * whose response was lost may have landed, and a retry would count it twice. A failed or timed-out call fails the
@@ -137,6 +138,7 @@ public final class DynamoDbRateLimitStore implements RateLimitStore {
 			case SLIDING_LOG -> throw unsupported(policy);
 		};
 		this.calls.delete(items);
+		this.slidingCounters.forget(items);
 	}
 
 	@Override

@@ -12,15 +12,22 @@ import io.github.ratelimit.RateLimitPolicy;
  * window's count weighted by the part of it the sliding window still covers, decided exactly as in memory
  * ({@code previous·(W - e) + (current + cost)·W ≤ L·W}).
  * <p>
- * A previous window's count no longer changes once it is over, so each instance reads it once per key and window (a
- * strongly consistent {@code GetItem}) and keeps it; with it known, the estimate becomes a bound on the current
+ * A previous window's count no longer changes once it is over and settled (writes of slower clocks or still in flight
+ * may land up to {@value #SETTLE_MILLIS} ms after its end), so each instance reads it once per key and window (a
+ * strongly consistent {@code GetItem}) and keeps it, reading it at every decision before then; with it known, the estimate becomes a bound on the current
  * count, and the decision is one conditional {@code ADD} on the current item, as for the fixed window. When the
  * bound is already below zero, or the request can never pass, a read answers instead of a write.
  */
 final class SlidingCounterItems {
 
 	/** Previous windows' counts kept; past that, the map is emptied (and read again), so a key flood costs reads. */
-	static final int MAX_REMEMBERED_WINDOWS = 100_000;
+	static final int MAX_REMEMBERED_WINDOWS = 10_000;
+
+	/**
+	 * How long into a window the previous one's count is read again rather than kept: writes of slower clocks and
+	 * of calls still in flight may land in it that long after it ended.
+	 */
+	static final long SETTLE_MILLIS = 2_000;
 
 	private static final Map<String, String> NAMES = Map.of("#c", "count", "#t", "ttl");
 
@@ -42,7 +49,8 @@ final class SlidingCounterItems {
 		long start = now - Math.floorMod(now, window);
 		long elapsed = now - start;
 		String pk = this.keys.window(policy, key, start);
-		long previous = previousCount(this.keys.window(policy, key, start - window), deadline);
+		long previous = previousCount(this.keys.window(policy, key, start - window),
+				elapsed >= Math.min(SETTLE_MILLIS, window / 2), deadline);
 		long budget = limit * window - previous * (window - elapsed);
 		long mostCurrent = Math.floorDiv(budget, window) - cost;
 		if (cost <= limit && mostCurrent >= 0) {
@@ -65,12 +73,15 @@ final class SlidingCounterItems {
 				DynamoDbCalls.number(this.calls.get(pk, deadline), "count", 0));
 	}
 
-	private long previousCount(String pk, long deadline) {
+	private long previousCount(String pk, boolean settled, long deadline) {
 		Long known = this.previousCounts.get(pk);
 		if (known != null) {
 			return known;
 		}
 		long count = DynamoDbCalls.number(this.calls.get(pk, deadline), "count", 0);
+		if (!settled) {
+			return count;
+		}
 		if (this.previousCounts.size() >= MAX_REMEMBERED_WINDOWS) {
 			this.previousCounts.clear();
 		}
@@ -107,14 +118,21 @@ final class SlidingCounterItems {
 		return (previous > 0) ? start + window - now : 0;
 	}
 
-	/** Return the items a reset deletes, and forget the counts kept of them. */
+	/** Return the items a reset deletes. */
 	List<String> itemsToReset(RateLimitPolicy policy, String key, long now) {
 		long window = policy.windowMillis();
 		long start = now - Math.floorMod(now, window);
-		List<String> items = List.of(this.keys.window(policy, key, start - window), this.keys.window(policy, key, start),
+		return List.of(this.keys.window(policy, key, start - window), this.keys.window(policy, key, start),
 				this.keys.window(policy, key, start + window));
+	}
+
+	/**
+	 * Forget the counts kept of reset items, once they are deleted (so that no decision in between keeps the old
+	 * count). Other instances keep theirs: until the previous window drops out of their estimate, at most one window,
+	 * they still weigh the count it had.
+	 */
+	void forget(List<String> items) {
 		items.forEach(this.previousCounts::remove);
-		return items;
 	}
 
 

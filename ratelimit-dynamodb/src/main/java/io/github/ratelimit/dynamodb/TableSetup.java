@@ -16,6 +16,8 @@ import software.amazon.awssdk.services.dynamodb.model.ResourceNotFoundException;
 import software.amazon.awssdk.services.dynamodb.model.ScalarAttributeType;
 import software.amazon.awssdk.services.dynamodb.model.TableDescription;
 import software.amazon.awssdk.services.dynamodb.model.TableStatus;
+import software.amazon.awssdk.services.dynamodb.model.TimeToLiveDescription;
+import software.amazon.awssdk.services.dynamodb.model.TimeToLiveStatus;
 
 /**
  * Checks the table at start-up, and creates it when asked: partition key {@code pk} (S), on-demand capacity, TTL on
@@ -45,6 +47,7 @@ final class TableSetup {
 	void ensureTable(boolean create) {
 		try {
 			checkKey(this.client.describeTable((request) -> request.tableName(this.table)).table());
+			checkTimeToLive();
 		}
 		catch (ResourceNotFoundException ex) {
 			if (!create) {
@@ -71,6 +74,24 @@ final class TableSetup {
 			throw new IllegalStateException("DynamoDB table '" + this.table + "' has the key schema "
 					+ description.keySchema() + ", but the rate limiter needs a partition key 'pk' of type S and no "
 					+ "sort key: use another table (ratelimit.dynamodb.table)");
+		}
+	}
+
+	private void checkTimeToLive() {
+		try {
+			TimeToLiveDescription ttl = this.client
+				.describeTimeToLive((request) -> request.tableName(this.table))
+				.timeToLiveDescription();
+			boolean enabled = ttl != null && "ttl".equals(ttl.attributeName())
+					&& (ttl.timeToLiveStatus() == TimeToLiveStatus.ENABLED
+							|| ttl.timeToLiveStatus() == TimeToLiveStatus.ENABLING);
+			if (!enabled) {
+				logger.warn("TTL is not enabled on the attribute 'ttl' of DynamoDB table '{}': expired counters stay "
+						+ "until deleted (they never count again: the window is in the key)", this.table);
+			}
+		}
+		catch (DynamoDbException ex) {
+			logger.debug("TTL of DynamoDB table '{}' could not be read", this.table, ex);
 		}
 	}
 

@@ -5,29 +5,35 @@ import java.util.Map;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.RateLimitPolicy;
 import io.github.ratelimit.store.RateLimitStoreException;
+import io.github.ratelimit.store.StoreKeys;
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
 
 /**
- * Token bucket (and leaky bucket, the same meter) in one item per key, in the exact integer units of
- * {@link RateLimitPolicy#unitsPerToken()}: {@code units} at the time {@code last}, refilled lazily by whoever reads
- * it ({@code min(units + (now - last)·R, B·T)}).
+ * Token bucket (and leaky bucket, the same meter) in one item per key, seen as the leaky bucket's level in the exact
+ * integer units of {@link RateLimitPolicy#unitsPerToken()}: the level at time {@code t} is
+ * {@code max(0, level - (t - base)·R)}, with {@code level} and {@code base} stored, and the bucket's tokens are
+ * {@code B·T} minus the level. An admission raises the level by {@code cost·T}.
  * <p>
- * A decision reads the item (strongly consistent) and, if the request passes, writes conditionally on what it read:
+ * A decision reads the item (strongly consistent) and, if the request passes, writes on condition that what it read
+ * still holds:
  * <ul>
- * <li>while the bucket is below full, {@code ADD #units :-cost·T} on condition that {@code last} is unchanged and
- * {@code units} still covers the cost, so concurrent takers of one key do not conflict;
- * <li>a full bucket (or one idle for a window) is folded: {@code SET units, last} on condition that {@code last} is
- * unchanged and the bucket is still full (or unchanged);
- * <li>a new key is created on condition that it does not exist.
+ * <li>while the level is above zero: {@code ADD #level :cost·T}, on condition that {@code base} is unchanged and the
+ * level still leaves room, so concurrent takers of one key do not conflict, however fast the bucket refills;
+ * <li>once it has drained to zero (a full bucket): {@code SET level} to what has drained plus the request's units,
+ * on condition that it still is drained; of concurrent writers one wins and the others, reading again, add.
  * </ul>
- * A failed condition means another decision changed the item in between: read again, at most
- * {@value #MAX_ATTEMPTS} times. A rejection writes nothing (one read unit).
+ * The stored level only ever grows and {@code base} stays (but for a new key, and a rare restart when the numbers
+ * have grown large), so an add computed by one decision stays valid whatever others write meanwhile: conditions fail
+ * only when the bucket is out of tokens.
+ * A failed condition means another decision got there first: read again, at most {@value #MAX_ATTEMPTS} times. A
+ * rejection writes nothing (one read unit). Time never runs backwards for a key: a decision counts from the later of
+ * its clock and {@code base}.
  */
 final class TokenBucketItems {
 
 	static final int MAX_ATTEMPTS = 8;
 
-	private static final Map<String, String> NAMES = Map.of("#u", "units", "#l", "last", "#t", "ttl");
+	private static final Map<String, String> NAMES = Map.of("#x", "level", "#b", "base", "#t", "ttl");
 
 	private final DynamoDbCalls calls;
 
@@ -48,73 +54,69 @@ final class TokenBucketItems {
 		long need = cost * perToken;
 		for (int attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
 			Map<String, AttributeValue> item = this.calls.get(pk, deadline);
-			boolean exists = item.containsKey("units") && item.containsKey("last");
-			long units = DynamoDbCalls.number(item, "units", capacity);
-			long last = DynamoDbCalls.number(item, "last", now);
-			long t = Math.max(now, last); // time never runs backwards for a key
-			long elapsed = t - last;
-			long refill = saturatingMultiply(elapsed, perMilli);
-			boolean full = !exists || refill >= capacity - units;
-			long available = full ? capacity : units + refill;
-			long reset = ceilDiv(capacity - available, perMilli);
+			boolean exists = item.containsKey("level") && item.containsKey("base");
+			long stored = DynamoDbCalls.number(item, "level", 0);
+			long base = DynamoDbCalls.number(item, "base", now);
+			long t = Math.max(now, base);
+			long drained = saturatingMultiply(t - base, perMilli);
+			long level = (!exists || stored <= drained) ? 0 : stored - drained;
+			long tokens = Math.max(0, capacity - level);
+			long reset = ceilDiv(capacity - tokens, perMilli);
 			if (cost > burst) {
-				return Decision.rejected(burst, available / perToken, reset, Decision.NEVER);
+				return Decision.rejected(burst, tokens / perToken, reset, Decision.NEVER);
 			}
-			if (available < need) {
-				return Decision.rejected(burst, available / perToken, reset, ceilDiv(need - available, perMilli));
+			if (tokens < need) {
+				return Decision.rejected(burst, tokens / perToken, reset, ceilDiv(need - tokens, perMilli));
 			}
+			AttributeValue ttl = DynamoDbCalls.ttl(t + ceilDiv(capacity, perMilli));
 			DynamoDbCalls.Update update;
-			long after;
 			if (!exists) {
-				after = capacity - need;
-				update = this.calls.update(pk, "SET #u = :u, #l = :l, #t = :ttl", "attribute_not_exists(#u)", NAMES,
-						Map.of(":u", DynamoDbCalls.number(after), ":l", DynamoDbCalls.number(t), ":ttl",
-								ttl(t, capacity - after, perMilli)),
+				update = this.calls.update(pk, "SET #x = :x, #b = :b, #t = :ttl", "attribute_not_exists(#x)", NAMES,
+						Map.of(":x", DynamoDbCalls.number(need), ":b", DynamoDbCalls.number(t), ":ttl", ttl),
 						deadline);
 			}
-			else if (full) {
-				after = capacity - need;
-				// Still full if units + refill ≥ capacity, whatever takers did meanwhile.
-				update = this.calls.update(pk, "SET #u = :u, #l = :l, #t = :ttl", "#l = :last AND #u >= :full",
-						NAMES,
-						Map.of(":u", DynamoDbCalls.number(after), ":l", DynamoDbCalls.number(t), ":ttl",
-								ttl(t, capacity - after, perMilli), ":last", DynamoDbCalls.number(last), ":full",
-								DynamoDbCalls.number(capacity - refill)),
+			else if (drained > Long.MAX_VALUE / 4 || stored > Long.MAX_VALUE / 4) {
+				// Numbers grown large over a long life: count from this instant (rare, so exact matching is fine).
+				update = this.calls.update(pk, "SET #x = :x, #b = :b, #t = :ttl", "#b = :base AND #x = :stored", NAMES,
+						Map.of(":x", DynamoDbCalls.number(level + need), ":b", DynamoDbCalls.number(t), ":ttl", ttl,
+								":base", DynamoDbCalls.number(base), ":stored", DynamoDbCalls.number(stored)),
 						deadline);
 			}
-			else if (elapsed >= policy.windowMillis()) {
-				// Fold the refill in now and then, so that the stored numbers stay small.
-				after = available - need;
-				update = this.calls.update(pk, "SET #u = :u, #l = :l, #t = :ttl", "#l = :last AND #u = :units",
-						NAMES,
-						Map.of(":u", DynamoDbCalls.number(after), ":l", DynamoDbCalls.number(t), ":ttl",
-								ttl(t, capacity - after, perMilli), ":last", DynamoDbCalls.number(last), ":units",
-								DynamoDbCalls.number(units)),
+			else if (level == 0) {
+				// Drained: the level restarts from this request's units. The base stays, so that concurrent adds
+				// computed against it remain valid.
+				update = this.calls.update(pk, "SET #x = :x, #t = :ttl", "#b = :base AND #x <= :drained", NAMES,
+						Map.of(":x", DynamoDbCalls.number(drained + need), ":ttl", ttl, ":base",
+								DynamoDbCalls.number(base), ":drained", DynamoDbCalls.number(drained)),
 						deadline);
 			}
 			else {
-				update = this.calls.update(pk, "ADD #u :take SET #t = :ttl", "#l = :last AND #u >= :least", NAMES,
-						Map.of(":take", DynamoDbCalls.number(-need), ":ttl",
-								ttl(t, capacity - (available - need), perMilli), ":last", DynamoDbCalls.number(last),
-								":least", DynamoDbCalls.number(need - refill)),
+				// The stored level only ever grows, so once above what has drained it stays there: concurrent adds
+				// fail only when the bucket is out of tokens, or the base moved.
+				update = this.calls.update(pk, "ADD #x :need SET #t = :ttl",
+						"#b = :base AND #x > :drained AND #x <= :most", NAMES,
+						Map.of(":need", DynamoDbCalls.number(need), ":ttl", ttl, ":base", DynamoDbCalls.number(base),
+								":drained", DynamoDbCalls.number(drained), ":most",
+								DynamoDbCalls.number(capacity - need + drained)),
 						deadline);
-				after = update.applied() ? DynamoDbCalls.number(update.attributes(), "units", units - need) + refill
-						: 0;
+				if (update.applied()) {
+					long levelAfter = Math.max(0,
+							DynamoDbCalls.number(update.attributes(), "level", stored + need) - drained);
+					return Decision.allowed(burst, Math.max(0, capacity - levelAfter) / perToken,
+							ceilDiv(levelAfter, perMilli));
+				}
+				continue;
 			}
 			if (update.applied()) {
-				return Decision.allowed(burst, after / perToken, ceilDiv(capacity - after, perMilli));
+				return Decision.allowed(burst, (capacity - (level + need)) / perToken, ceilDiv(level + need, perMilli));
 			}
 		}
-		throw new RateLimitStoreException("DynamoDB item of key '" + key + "' of policy '" + policy.name()
-				+ "' changed under " + MAX_ATTEMPTS + " attempts in a row");
+		throw new RateLimitStoreException("DynamoDB item of key '" + StoreKeys.escape(key) + "' of policy '"
+				+ StoreKeys.escape(policy.name()) + "' changed under " + MAX_ATTEMPTS + " attempts in a row");
 	}
 
 	String itemToReset(RateLimitPolicy policy, String key) {
 		return this.keys.bucket(policy, key);
-	}
-
-	private static AttributeValue ttl(long t, long missing, long perMilli) {
-		return DynamoDbCalls.ttl(t + ceilDiv(missing, perMilli));
 	}
 
 	private static long saturatingMultiply(long a, long b) {

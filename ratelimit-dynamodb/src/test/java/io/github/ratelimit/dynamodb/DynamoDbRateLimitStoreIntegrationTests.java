@@ -261,6 +261,33 @@ class DynamoDbRateLimitStoreIntegrationTests {
 		}
 	}
 
+	@Test
+	void concurrentTakersOfAFastRefillingBucketNeverFailForContention() {
+		// 2,000 per second with a burst of 50: the bucket refills by several tokens per round trip, so it is full
+		// or nearly full at every read, the case where takers would conflict if each rewrote the state.
+		RateLimitPolicy policy = RateLimitPolicy.builder("fast-bucket-" + (++policies))
+			.algorithm(Algorithm.TOKEN_BUCKET)
+			.limit(2_000)
+			.window(Duration.ofSeconds(1))
+			.burst(50L)
+			.build();
+		// Real time, so that it refills; a timeout generous for a loaded CI machine: only contention may fail here.
+		Duration timeout = Duration.ofSeconds(20);
+		DynamoDbRateLimitStore first = DynamoDbRateLimitStore.builder(this.client).table(table).timeout(timeout).build();
+		DynamoDbRateLimitStore second = DynamoDbRateLimitStore.builder(plainClient).table(table).timeout(timeout).build();
+		java.util.concurrent.atomic.AtomicInteger admitted = new java.util.concurrent.atomic.AtomicInteger();
+		java.util.concurrent.atomic.AtomicInteger thread = new java.util.concurrent.atomic.AtomicInteger();
+		io.github.ratelimit.conformance.ConcurrentTestHarness.run(32, () -> {
+			DynamoDbRateLimitStore store = (thread.getAndIncrement() % 2 == 0) ? first : second;
+			for (int i = 0; i < 20; i++) {
+				if (store.tryAcquire(policy, "fast", 1).allowed()) {
+					admitted.incrementAndGet();
+				}
+			}
+		});
+		assertThat(admitted.get()).as("every decision answered; at least the burst admitted").isGreaterThanOrEqualTo(50);
+	}
+
 	private DynamoDbRateLimitStore store(DynamoDbClient client, MutableTimeSource clock) {
 		return DynamoDbRateLimitStore.builder(client).table(table).clock(clock).timeout(Duration.ofSeconds(5)).build();
 	}

@@ -59,10 +59,18 @@ public final class Dynalite implements AutoCloseable {
 	}
 
 	/**
-	 * Return whether {@code node} is on the PATH, so that dynalite can run.
+	 * Return whether {@code node} is on the PATH, so that dynalite can run. Where the environment variable
+	 * {@code CI} is set, a missing {@code node} is an error rather than a reason to skip: CI must run these tests.
+	 * @throws IllegalStateException if {@code node} is missing on CI
 	 */
 	public static boolean isAvailable() {
-		return findExecutable("node") != null;
+		boolean available = findExecutable("node") != null;
+		String ci = System.getenv("CI");
+		if (!available && ci != null && !ci.isBlank() && !ci.equalsIgnoreCase("false")) {
+			throw new IllegalStateException("node is not on the PATH, and CI is set: the DynamoDB tests need Node.js "
+					+ "20 or later (.ci/run installs it)");
+		}
+		return available;
 	}
 
 	/**
