@@ -1,11 +1,17 @@
 package io.github.ratelimit.aop;
 
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.RateLimitPolicy;
 import io.github.ratelimit.limiter.RateLimiter;
+import io.github.ratelimit.web.AppliedRateLimit;
 import io.github.ratelimit.web.ClientIpResolver;
 import io.github.ratelimit.web.RateLimitExceededException;
 import io.github.ratelimit.web.RateLimitHeadersWriter;
+import io.github.ratelimit.web.RateLimitStatus;
 import io.github.ratelimit.web.RateLimitUnavailableException;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
@@ -32,6 +38,8 @@ public final class RateLimitInterceptor implements MethodInterceptor {
 	private final RateLimitedMethodRegistry registry;
 
 	private final RateLimiter rateLimiter;
+
+	private static final Comparator<AppliedRateLimit> MOST_RESTRICTIVE_FIRST = RateLimitInterceptor::compareRestrictiveness;
 
 	private final RateLimitHeadersWriter headersWriter;
 
@@ -81,40 +89,45 @@ public final class RateLimitInterceptor implements MethodInterceptor {
 			costs[i] = policies[i].cost(scope);
 			keys[i] = policies[i].key(scope, this.clientIp);
 		}
-		RateLimitPolicy shownPolicy = null;
-		Decision shown = null;
+		List<AppliedRateLimit> applied = new ArrayList<>(policies.length);
 		for (int i = 0; i < policies.length; i++) {
 			RateLimitPolicy policy = policies[i].policy();
 			Decision decision = this.rateLimiter.tryAcquire(policy, keys[i], costs[i]);
 			if (!decision.allowed()) {
-				if (response != null) {
-					this.headersWriter.writeHeaders(response, policy, decision);
-				}
+				applied.sort(MOST_RESTRICTIVE_FIRST);
+				applied.add(0, new AppliedRateLimit(policy, decision));
+				publish(request, response, applied);
 				if (decision.origin() == Decision.Origin.FAIL_CLOSED) {
 					throw new RateLimitUnavailableException(policy, decision);
 				}
 				throw new RateLimitExceededException(policy, decision);
 			}
-			if (shown == null || moreRestrictive(decision, shown)) {
-				shown = decision;
-				shownPolicy = policy;
-			}
+			applied.add(new AppliedRateLimit(policy, decision));
 		}
-		if (response != null && shown != null && shownPolicy != null) {
-			this.headersWriter.writeHeaders(response, shownPolicy, shown);
-		}
+		applied.sort(MOST_RESTRICTIVE_FIRST);
+		publish(request, response, applied);
 		return invocation.proceed();
 	}
 
-	private static boolean moreRestrictive(Decision candidate, Decision current) {
-		if (!current.isKnown()) {
-			return candidate.isKnown();
+	private void publish(@Nullable HttpServletRequest request, @Nullable HttpServletResponse response,
+			List<AppliedRateLimit> applied) {
+		if (request != null) {
+			request.setAttribute(RateLimitStatus.ATTRIBUTE, List.copyOf(applied));
 		}
-		if (!candidate.isKnown()) {
-			return false;
+		if (response != null && !applied.isEmpty()) {
+			this.headersWriter.writeHeaders(response, applied);
 		}
-		return candidate.remaining() < current.remaining() || (candidate.remaining() == current.remaining()
-				&& candidate.resetAfterMillis() > current.resetAfterMillis());
+	}
+
+	/** Known decisions first, then fewer remaining units, then a later reset. */
+	private static int compareRestrictiveness(AppliedRateLimit first, AppliedRateLimit second) {
+		Decision a = first.decision();
+		Decision b = second.decision();
+		if (a.isKnown() != b.isKnown()) {
+			return a.isKnown() ? -1 : 1;
+		}
+		int byRemaining = Long.compare(a.remaining(), b.remaining());
+		return (byRemaining != 0) ? byRemaining : Long.compare(b.resetAfterMillis(), a.resetAfterMillis());
 	}
 
 	private String clientIp(InvocationScope scope) {

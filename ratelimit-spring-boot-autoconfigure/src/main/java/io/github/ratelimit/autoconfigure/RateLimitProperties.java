@@ -15,6 +15,7 @@ import io.github.ratelimit.limiter.RateLimiter;
 import io.github.ratelimit.memory.InMemoryRateLimitStore;
 import io.github.ratelimit.redis.RedisRateLimitStore;
 import io.github.ratelimit.web.IpRange;
+import io.github.ratelimit.web.RateLimitHeaderStyle;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.beans.factory.InitializingBean;
@@ -64,6 +65,8 @@ public class RateLimitProperties implements InitializingBean {
 
 	private final DynamoDb dynamodb = new DynamoDb();
 
+	private final Headers headers = new Headers();
+
 	private final Memory memory = new Memory();
 
 	private final CircuitBreaker circuitBreaker = new CircuitBreaker();
@@ -104,6 +107,15 @@ public class RateLimitProperties implements InitializingBean {
 				|| !(endpoint.getScheme().equals("http") || endpoint.getScheme().equals("https")))) {
 			throw new InvalidConfigurationPropertyValueException("ratelimit.dynamodb.endpoint", endpoint,
 					"Must be an http or https URL with a host, for instance http://127.0.0.1:8000.");
+		}
+		List<RateLimitHeaderStyle> styles = this.headers.getStyle();
+		if (styles == null || styles.isEmpty()) {
+			throw new InvalidConfigurationPropertyValueException("ratelimit.headers.style", styles,
+					"Must name at least one style: draft-6, draft-10, x-ratelimit, or none.");
+		}
+		if (styles.contains(RateLimitHeaderStyle.NONE) && styles.size() > 1) {
+			throw new InvalidConfigurationPropertyValueException("ratelimit.headers.style", styles,
+					"'none' cannot be combined with other styles.");
 		}
 		atLeast("ratelimit.circuit-breaker.failure-threshold", this.circuitBreaker.getFailureThreshold(), 1);
 		atLeastOneMilli("ratelimit.circuit-breaker.open-duration", this.circuitBreaker.getOpenDuration());
@@ -165,6 +177,10 @@ public class RateLimitProperties implements InitializingBean {
 
 	public Redis getRedis() {
 		return this.redis;
+	}
+
+	public Headers getHeaders() {
+		return this.headers;
 	}
 
 	public DynamoDb getDynamodb() {
@@ -376,6 +392,43 @@ public class RateLimitProperties implements InitializingBean {
 
 		public void setMaxInFlight(int maxInFlight) {
 			this.maxInFlight = maxInFlight;
+		}
+
+	}
+
+	/**
+	 * Which rate limit headers responses carry.
+	 */
+	public static class Headers {
+
+		/**
+		 * Header styles, one or several: 'draft-6' (RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset in delta
+		 * seconds), 'draft-10' (RateLimit-Policy and RateLimit structured fields listing every policy that applied),
+		 * 'x-ratelimit' (X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset), or 'none'. Retry-After is sent
+		 * on every 429 and 503 whatever the style.
+		 */
+		private List<RateLimitHeaderStyle> style = new ArrayList<>(List.of(RateLimitHeaderStyle.DRAFT_6));
+
+		/**
+		 * How X-RateLimit-Reset gives the reset: 'delta-seconds' (seconds from now, like the other headers) or
+		 * 'epoch-seconds' (a Unix time).
+		 */
+		private RateLimitHeaderStyle.ResetFormat resetFormat = RateLimitHeaderStyle.ResetFormat.DELTA_SECONDS;
+
+		public List<RateLimitHeaderStyle> getStyle() {
+			return this.style;
+		}
+
+		public void setStyle(List<RateLimitHeaderStyle> style) {
+			this.style = style;
+		}
+
+		public RateLimitHeaderStyle.ResetFormat getResetFormat() {
+			return this.resetFormat;
+		}
+
+		public void setResetFormat(RateLimitHeaderStyle.ResetFormat resetFormat) {
+			this.resetFormat = resetFormat;
 		}
 
 	}

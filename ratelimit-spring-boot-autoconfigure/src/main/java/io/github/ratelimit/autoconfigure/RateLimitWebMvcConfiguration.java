@@ -1,8 +1,11 @@
 package io.github.ratelimit.autoconfigure;
 
+import java.util.EnumSet;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 
+import io.github.ratelimit.TimeSource;
 import io.github.ratelimit.limiter.RateLimiter;
 import io.github.ratelimit.aop.PolicyOverride;
 import io.github.ratelimit.aop.RateLimitInterceptor;
@@ -23,7 +26,9 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Role;
 import org.springframework.core.env.Environment;
+import org.springframework.web.method.support.HandlerMethodArgumentResolver;
 import org.springframework.web.servlet.DispatcherServlet;
+import org.springframework.web.servlet.config.annotation.WebMvcConfigurer;
 
 /**
  * Interception of {@code @RateLimited} methods in a servlet web application, with the response headers and the
@@ -66,8 +71,24 @@ class RateLimitWebMvcConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean(RateLimitHeadersWriter.class)
-	StandardRateLimitHeadersWriter rateLimitHeadersWriter() {
-		return new StandardRateLimitHeadersWriter();
+	StandardRateLimitHeadersWriter rateLimitHeadersWriter(RateLimitProperties properties,
+			TimeSource rateLimitTimeSource) {
+		RateLimitProperties.Headers headers = properties.getHeaders();
+		return new StandardRateLimitHeadersWriter(EnumSet.copyOf(headers.getStyle()), headers.getResetFormat(),
+				rateLimitTimeSource);
+	}
+
+	@Bean
+	@ConditionalOnMissingBean(name = "rateLimitStatusWebMvcConfigurer")
+	WebMvcConfigurer rateLimitStatusWebMvcConfigurer() {
+		return new WebMvcConfigurer() {
+
+			@Override
+			public void addArgumentResolvers(List<HandlerMethodArgumentResolver> resolvers) {
+				resolvers.add(new RateLimitStatusArgumentResolver());
+			}
+
+		};
 	}
 
 	@Bean

@@ -1,5 +1,8 @@
 package io.github.ratelimit.web;
 
+import java.net.URI;
+import java.util.List;
+
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.RateLimitPolicy;
 
@@ -7,11 +10,18 @@ import org.springframework.http.HttpStatus;
 
 /**
  * Thrown when a request exceeds a rate limit; rendered as {@code 429 Too Many Requests} with an RFC 9457 problem
- * body whose members {@code policy} and {@code retryAfter} (seconds) say which limit and how long to wait.
+ * body of type {@value #QUOTA_EXCEEDED_TYPE} whose members {@code policy}, {@code violated-policies} (the names of the
+ * policies that rejected the request) and {@code retryAfter} (seconds) say which limit and how long to wait.
  *
  * @since 0.1.0
  */
 public class RateLimitExceededException extends RateLimitException {
+
+	/** The problem type of the IETF rate limit headers draft, registered with IANA. */
+	public static final String QUOTA_EXCEEDED_TYPE = "https://iana.org/assignments/http-problem-types#quota-exceeded";
+
+	/** {@link #QUOTA_EXCEEDED_TYPE} as a URI. */
+	public static final URI QUOTA_EXCEEDED = URI.create(QUOTA_EXCEEDED_TYPE);
 
 	/**
 	 * Create a new exception.
@@ -20,6 +30,8 @@ public class RateLimitExceededException extends RateLimitException {
 	 */
 	public RateLimitExceededException(RateLimitPolicy policy, Decision decision) {
 		super(HttpStatus.TOO_MANY_REQUESTS, detail(policy, decision), policy, decision);
+		getBody().setType(QUOTA_EXCEEDED);
+		getBody().setProperty("violated-policies", List.of(policy.name()));
 	}
 
 	private static String detail(RateLimitPolicy policy, Decision decision) {

@@ -1,43 +1,148 @@
 package io.github.ratelimit.web;
 
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Set;
+
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.RateLimitPolicy;
+import io.github.ratelimit.TimeSource;
+import io.github.ratelimit.internal.Durations;
 import jakarta.servlet.http.HttpServletResponse;
 
 /**
- * Writes {@code RateLimit-Limit}, {@code RateLimit-Remaining} and {@code RateLimit-Reset} (delay-seconds until the
- * full capacity is back, rounded up) on every response, and {@code Retry-After} (delay-seconds, at least 1) on a
- * rejection. These are the separate fields of the IETF {@code draft-ietf-httpapi-ratelimit-headers} up to draft 06,
- * the form most clients read.
+ * Writes the rate limit headers in one or more {@linkplain RateLimitHeaderStyle styles} on every response of a limited
+ * endpoint, and {@code Retry-After} (delay-seconds, at least 1) on every rejection. The default style is
+ * {@link RateLimitHeaderStyle#DRAFT_6}: {@code RateLimit-Limit}, {@code RateLimit-Remaining} and
+ * {@code RateLimit-Reset} (delay-seconds until the full capacity is back, rounded up).
  * <p>
- * When the store failed and the policy lets requests pass uncounted, nothing is known of the counters and no header
- * is written; when it rejects them instead, only {@code Retry-After} is.
+ * When the store failed and the policy lets requests pass uncounted, nothing is known of the counters and no rate
+ * limit header is written for it; when it rejects them instead, only {@code Retry-After} is.
  *
  * @since 0.1.0
  */
 public class StandardRateLimitHeadersWriter implements RateLimitHeadersWriter {
 
-	/** Header carrying the capacity. */
+	/** Header carrying the capacity (draft 6). */
 	public static final String LIMIT = "RateLimit-Limit";
 
-	/** Header carrying the units that could pass now. */
+	/** Header carrying the units that could pass now (draft 6). */
 	public static final String REMAINING = "RateLimit-Remaining";
 
-	/** Header carrying the seconds until the full capacity is available again. */
+	/** Header carrying the seconds until the full capacity is available again (draft 6). */
 	public static final String RESET = "RateLimit-Reset";
+
+	/** Header listing the policies, {@code "<name>";q=<limit>;w=<window seconds>} (draft 10). */
+	public static final String POLICY = "RateLimit-Policy";
+
+	/** Header listing the policies' state, {@code "<name>";r=<remaining>;t=<reset seconds>} (draft 10). */
+	public static final String RATELIMIT = "RateLimit";
+
+	/** Header carrying the capacity (X- style). */
+	public static final String X_LIMIT = "X-RateLimit-Limit";
+
+	/** Header carrying the units that could pass now (X- style). */
+	public static final String X_REMAINING = "X-RateLimit-Remaining";
+
+	/** Header carrying the reset, in delta or epoch seconds (X- style). */
+	public static final String X_RESET = "X-RateLimit-Reset";
 
 	/** Header carrying the seconds to wait before retrying a rejected request. */
 	public static final String RETRY_AFTER = "Retry-After";
 
+	private final Set<RateLimitHeaderStyle> styles;
+
+	private final RateLimitHeaderStyle.ResetFormat resetFormat;
+
+	private final TimeSource clock;
+
+	/**
+	 * Create a writer of the {@link RateLimitHeaderStyle#DRAFT_6} headers.
+	 */
+	public StandardRateLimitHeadersWriter() {
+		this(Set.of(RateLimitHeaderStyle.DRAFT_6), RateLimitHeaderStyle.ResetFormat.DELTA_SECONDS, TimeSource.system());
+	}
+
+	/**
+	 * Create a writer of the given styles.
+	 * @param styles the styles, not empty; {@link RateLimitHeaderStyle#NONE} only alone
+	 * @param resetFormat how {@code X-RateLimit-Reset} gives the reset
+	 * @param clock the clock epoch resets are computed with
+	 */
+	public StandardRateLimitHeadersWriter(Set<RateLimitHeaderStyle> styles,
+			RateLimitHeaderStyle.ResetFormat resetFormat, TimeSource clock) {
+		if (styles.isEmpty()) {
+			throw new IllegalArgumentException("'styles' must not be empty (use NONE for no headers)");
+		}
+		if (styles.contains(RateLimitHeaderStyle.NONE) && styles.size() > 1) {
+			throw new IllegalArgumentException("'styles' cannot combine NONE with other styles but was " + styles);
+		}
+		this.styles = EnumSet.copyOf(styles);
+		this.resetFormat = resetFormat;
+		this.clock = clock;
+	}
+
 	@Override
 	public void writeHeaders(HttpServletResponse response, RateLimitPolicy policy, Decision decision) {
-		if (decision.isKnown()) {
-			response.setHeader(LIMIT, Long.toString(decision.limit()));
-			response.setHeader(REMAINING, Long.toString(decision.remaining()));
-			response.setHeader(RESET, Long.toString(decision.resetAfterSeconds()));
+		writeHeaders(response, List.of(new AppliedRateLimit(policy, decision)));
+	}
+
+	@Override
+	public void writeHeaders(HttpServletResponse response, List<AppliedRateLimit> limits) {
+		if (limits.isEmpty()) {
+			return;
 		}
-		if (!decision.allowed()) {
-			response.setHeader(RETRY_AFTER, Long.toString(decision.retryAfterSeconds()));
+		Decision first = limits.get(0).decision();
+		if (first.isKnown()) {
+			if (this.styles.contains(RateLimitHeaderStyle.DRAFT_6)) {
+				response.setHeader(LIMIT, Long.toString(first.limit()));
+				response.setHeader(REMAINING, Long.toString(first.remaining()));
+				response.setHeader(RESET, Long.toString(first.resetAfterSeconds()));
+			}
+			if (this.styles.contains(RateLimitHeaderStyle.X_RATELIMIT)) {
+				response.setHeader(X_LIMIT, Long.toString(first.limit()));
+				response.setHeader(X_REMAINING, Long.toString(first.remaining()));
+				response.setHeader(X_RESET, Long.toString(xReset(first)));
+			}
+		}
+		if (this.styles.contains(RateLimitHeaderStyle.DRAFT_10)) {
+			writeDraft10(response, limits);
+		}
+		if (!first.allowed()) {
+			response.setHeader(RETRY_AFTER, Long.toString(first.retryAfterSeconds()));
+		}
+	}
+
+	private long xReset(Decision decision) {
+		if (this.resetFormat == RateLimitHeaderStyle.ResetFormat.EPOCH_SECONDS) {
+			return Durations.toSecondsRoundedUp(this.clock.currentTimeMillis() + decision.resetAfterMillis());
+		}
+		return decision.resetAfterSeconds();
+	}
+
+	private static void writeDraft10(HttpServletResponse response, List<AppliedRateLimit> limits) {
+		StringBuilder policies = new StringBuilder();
+		StringBuilder states = new StringBuilder();
+		for (AppliedRateLimit limit : limits) {
+			if (!limit.decision().isKnown()) {
+				continue;
+			}
+			if (!policies.isEmpty()) {
+				policies.append(", ");
+				states.append(", ");
+			}
+			RateLimitPolicy policy = limit.policy();
+			StructuredFields.appendString(policies, policy.name());
+			StructuredFields.appendIntegerParameter(policies, "q", policy.limit());
+			StructuredFields.appendIntegerParameter(policies, "w",
+					Math.max(1, Durations.toSecondsRoundedUp(policy.windowMillis())));
+			StructuredFields.appendString(states, policy.name());
+			StructuredFields.appendIntegerParameter(states, "r", limit.decision().remaining());
+			StructuredFields.appendIntegerParameter(states, "t", limit.decision().resetAfterSeconds());
+		}
+		if (!policies.isEmpty()) {
+			response.setHeader(POLICY, policies.toString());
+			response.setHeader(RATELIMIT, states.toString());
 		}
 	}
 

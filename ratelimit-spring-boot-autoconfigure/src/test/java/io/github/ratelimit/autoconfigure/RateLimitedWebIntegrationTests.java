@@ -70,7 +70,51 @@ class RateLimitedWebIntegrationTests {
 				.andExpect(jsonPath("$.detail")
 					.value("Rate limit of policy 'TestController.resources' exceeded. Retry after 30 seconds."))
 				.andExpect(jsonPath("$.policy").value("TestController.resources"))
-				.andExpect(jsonPath("$.retryAfter").value(30));
+				.andExpect(jsonPath("$.retryAfter").value(30))
+				.andExpect(jsonPath("$.type").value("https://iana.org/assignments/http-problem-types#quota-exceeded"))
+				.andExpect(jsonPath("$['violated-policies']").value(org.hamcrest.Matchers.contains("TestController.resources")));
+		});
+	}
+
+	@Test
+	void theHeaderStylesAreChosenByPropertyAndDraft10ListsEveryPolicyMostRestrictiveFirst() {
+		this.runner.withPropertyValues("ratelimit.headers.style=draft-10,x-ratelimit").run((context) -> {
+			MockMvc mvc = WebTestSupport.mockMvc(context);
+			String policies = mvc.perform(get("/layered"))
+				.andExpect(status().isOk())
+				.andExpect(header().doesNotExist("RateLimit-Limit"))
+				.andExpect(header().string("X-RateLimit-Limit", "2"))
+				.andExpect(header().string("X-RateLimit-Remaining", "1"))
+				.andReturn()
+				.getResponse()
+				.getHeader("RateLimit-Policy");
+			assertThat(io.github.ratelimit.web.StructuredFieldListAccess.names(policies))
+				.containsExactly("layered-per-second", "layered-per-minute");
+			String rejected = mvc.perform(get("/layered")).andReturn().getResponse().getHeader("RateLimit");
+			assertThat(io.github.ratelimit.web.StructuredFieldListAccess.names(rejected))
+				.containsExactly("layered-per-second", "layered-per-minute");
+			mvc.perform(get("/layered"))
+				.andExpect(status().isTooManyRequests())
+				.andExpect(header().exists("Retry-After"))
+				.andExpect(jsonPath("$['violated-policies']").value(org.hamcrest.Matchers.contains("layered-per-second")));
+		});
+	}
+
+	@Test
+	void noneCombinedWithAnotherHeaderStyleFailsStartUpNamingTheProperty() {
+		this.runner.withPropertyValues("ratelimit.headers.style=none,draft-6")
+			.run((context) -> assertThat(context).getFailure()
+				.hasStackTraceContaining("ratelimit.headers.style")
+				.hasStackTraceContaining("'none' cannot be combined with other styles"));
+	}
+
+	@Test
+	void aHandlerMethodCanTellItsCallerTheLimitsLeftThroughRateLimitStatus() {
+		this.runner.run((context) -> {
+			MockMvc mvc = WebTestSupport.mockMvc(context);
+			mvc.perform(get("/status")).andExpect(status().isOk()).andExpect(content().string("status-per-minute: 2 of 3 left"));
+			mvc.perform(get("/status")).andExpect(content().string("status-per-minute: 1 of 3 left"));
+			mvc.perform(get("/free-status")).andExpect(status().isOk()).andExpect(content().string("no limits"));
 		});
 	}
 
@@ -333,6 +377,20 @@ class RateLimitedWebIntegrationTests {
 		@GetMapping("/batch")
 		String batch(@RequestParam(required = false) String size) {
 			return "ok";
+		}
+
+		@RateLimited(name = "status-per-minute", limit = 3, window = "1m")
+		@RateLimited(name = "status-per-day", limit = 100, window = "1d")
+		@GetMapping("/status")
+		String status(io.github.ratelimit.web.RateLimitStatus status) {
+			io.github.ratelimit.web.AppliedRateLimit tightest = status.mostRestrictive().orElseThrow();
+			return tightest.policy().name() + ": " + tightest.decision().remaining() + " of "
+					+ tightest.decision().limit() + " left";
+		}
+
+		@GetMapping("/free-status")
+		String freeStatus(io.github.ratelimit.web.RateLimitStatus status) {
+			return status.limits().isEmpty() ? "no limits" : "limits";
 		}
 
 		@RateLimited(name = "layered-per-second", limit = 2, window = "1s")

@@ -1,0 +1,45 @@
+package io.github.ratelimit.web;
+
+/**
+ * Which rate limit headers a response carries. {@code Retry-After} is sent on every rejection whatever the style.
+ *
+ * @since 0.1.0
+ */
+public enum RateLimitHeaderStyle {
+
+	/**
+	 * {@code RateLimit-Limit}, {@code RateLimit-Remaining}, {@code RateLimit-Reset} (delta seconds): the separate
+	 * fields of the IETF draft up to version 06, of the most restrictive policy.
+	 */
+	DRAFT_6,
+
+	/**
+	 * {@code RateLimit-Policy: "<name>";q=<limit>;w=<seconds>} and {@code RateLimit: "<name>";r=<remaining>;t=<seconds>}
+	 * (the draft from version 10, RFC 9651 structured fields), listing every policy that applied, most restrictive
+	 * first.
+	 */
+	DRAFT_10,
+
+	/**
+	 * {@code X-RateLimit-Limit}, {@code X-RateLimit-Remaining}, {@code X-RateLimit-Reset} (delta or epoch seconds, see
+	 * {@link ResetFormat}), of the most restrictive policy: what many public APIs send.
+	 */
+	X_RATELIMIT,
+
+	/** No rate limit headers (but {@code Retry-After} on rejections). */
+	NONE;
+
+	/**
+	 * How {@code X-RateLimit-Reset} gives the reset time.
+	 */
+	public enum ResetFormat {
+
+		/** Seconds from now until the full capacity is back, as every other reset header. */
+		DELTA_SECONDS,
+
+		/** The time the full capacity is back, in seconds since the Unix epoch. */
+		EPOCH_SECONDS
+
+	}
+
+}
