@@ -7,6 +7,8 @@ import java.util.concurrent.Executors;
 
 import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.api.async.RedisAsyncCommands;
+import io.lettuce.core.cluster.api.async.RedisAdvancedClusterAsyncCommands;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import org.jspecify.annotations.Nullable;
 
@@ -137,11 +139,22 @@ final class LettuceScriptExecutor implements ScriptExecutor {
 	}
 
 	private synchronized void invalidate(RedisClusterAsyncCommands<byte[], byte[]> failed) {
-		if (this.commands == failed && !failed.isOpen()) {
+		if (this.commands == failed && !isOpen(failed)) {
 			this.commands = null;
 			this.connecting = null;
 			closeConnection();
 		}
+	}
+
+	/** Whether the commands' connection is open (Lettuce 7 dropped {@code isOpen()} from the commands). */
+	private static boolean isOpen(RedisClusterAsyncCommands<byte[], byte[]> commands) {
+		if (commands instanceof RedisAsyncCommands<byte[], byte[]> standalone) {
+			return standalone.getStatefulConnection().isOpen();
+		}
+		if (commands instanceof RedisAdvancedClusterAsyncCommands<byte[], byte[]> cluster) {
+			return cluster.getStatefulConnection().isOpen();
+		}
+		return false;
 	}
 
 	private void closeConnection() {

@@ -7,6 +7,10 @@ import java.util.List;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.RateLimitPolicy;
 import io.github.ratelimit.limiter.RateLimiter;
+import io.github.ratelimit.observation.DefaultRateLimitObservationConvention;
+import io.github.ratelimit.observation.RateLimitObservationContext;
+import io.github.ratelimit.observation.RateLimitObservationConvention;
+import io.github.ratelimit.store.RateLimitStore;
 import io.github.ratelimit.web.AppliedRateLimit;
 import io.github.ratelimit.web.ClientIpResolver;
 import io.github.ratelimit.web.RateLimitExceededException;
@@ -15,6 +19,8 @@ import io.github.ratelimit.web.RateLimitStatus;
 import io.github.ratelimit.web.RateLimitUnavailableException;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
+import io.micrometer.observation.Observation;
+import io.micrometer.observation.ObservationRegistry;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
 import org.jspecify.annotations.Nullable;
@@ -39,9 +45,17 @@ public final class RateLimitInterceptor implements MethodInterceptor {
 
 	private final RateLimiter rateLimiter;
 
+	private static final RateLimitObservationConvention DEFAULT_CONVENTION = new DefaultRateLimitObservationConvention();
+
 	private static final Comparator<AppliedRateLimit> MOST_RESTRICTIVE_FIRST = RateLimitInterceptor::compareRestrictiveness;
 
 	private final RateLimitHeadersWriter headersWriter;
+
+	private final String storeName;
+
+	private ObservationRegistry observationRegistry = ObservationRegistry.NOOP;
+
+	private @Nullable RateLimitObservationConvention observationConvention;
 
 	private final ClientIpResolver clientIpResolver;
 
@@ -59,6 +73,7 @@ public final class RateLimitInterceptor implements MethodInterceptor {
 		this.registry = registry;
 		this.rateLimiter = rateLimiter;
 		this.headersWriter = headersWriter;
+		this.storeName = storeName(rateLimiter.store());
 		this.clientIpResolver = clientIpResolver;
 		this.clientIp = this::clientIp;
 	}
@@ -92,7 +107,7 @@ public final class RateLimitInterceptor implements MethodInterceptor {
 		List<AppliedRateLimit> applied = new ArrayList<>(policies.length);
 		for (int i = 0; i < policies.length; i++) {
 			RateLimitPolicy policy = policies[i].policy();
-			Decision decision = this.rateLimiter.tryAcquire(policy, keys[i], costs[i]);
+			Decision decision = decide(policy, keys[i], costs[i]);
 			if (!decision.allowed()) {
 				applied.sort(MOST_RESTRICTIVE_FIRST);
 				applied.add(0, new AppliedRateLimit(policy, decision));
@@ -107,6 +122,49 @@ public final class RateLimitInterceptor implements MethodInterceptor {
 		applied.sort(MOST_RESTRICTIVE_FIRST);
 		publish(request, response, applied);
 		return invocation.proceed();
+	}
+
+	private Decision decide(RateLimitPolicy policy, String key, long cost) {
+		if (this.observationRegistry.isNoop()) {
+			return this.rateLimiter.tryAcquire(policy, key, cost);
+		}
+		RateLimitObservationContext context = new RateLimitObservationContext(policy, this.storeName);
+		Observation observation = Observation
+			.createNotStarted(this.observationConvention, DEFAULT_CONVENTION, () -> context, this.observationRegistry)
+			.start();
+		try {
+			Decision decision = this.rateLimiter.tryAcquire(policy, key, cost);
+			context.setDecision(decision);
+			return decision;
+		}
+		catch (RuntimeException ex) {
+			observation.error(ex);
+			throw ex;
+		}
+		finally {
+			observation.stop();
+		}
+	}
+
+	/**
+	 * Observe every decision ({@code ratelimit.decision}: a timer, and a span where tracing is on).
+	 * @param observationRegistry the registry
+	 * @param convention the convention, or {@code null} for the default one
+	 */
+	public void setObservationRegistry(ObservationRegistry observationRegistry,
+			@Nullable RateLimitObservationConvention convention) {
+		this.observationRegistry = observationRegistry;
+		this.observationConvention = convention;
+	}
+
+	private static String storeName(RateLimitStore store) {
+		String type = store.getClass().getSimpleName();
+		return switch (type) {
+			case "InMemoryRateLimitStore" -> "memory";
+			case "RedisRateLimitStore" -> "redis";
+			case "DynamoDbRateLimitStore" -> "dynamodb";
+			default -> type;
+		};
 	}
 
 	private void publish(@Nullable HttpServletRequest request, @Nullable HttpServletResponse response,

@@ -86,6 +86,24 @@ final class RateLimitedMethods {
 		}
 	}
 
+	/**
+	 * Return whether the class, or one of its methods, carries {@code @RateLimited}.
+	 */
+	static boolean hasRateLimitedMethods(Class<?> userClass) {
+		if (!isCandidate(userClass)) {
+			return false;
+		}
+		if (MergedAnnotations.from(userClass, SearchStrategy.TYPE_HIERARCHY).isPresent(RateLimited.class)) {
+			return true;
+		}
+		for (Method method : ReflectionUtils.getUniqueDeclaredMethods(userClass)) {
+			if (MergedAnnotations.from(method, SearchStrategy.TYPE_HIERARCHY).isPresent(RateLimited.class)) {
+				return true;
+			}
+		}
+		return false;
+	}
+
 	static boolean isCandidate(Class<?> type) {
 		return org.springframework.core.annotation.AnnotationUtils.isCandidateClass(type, RateLimited.class);
 	}

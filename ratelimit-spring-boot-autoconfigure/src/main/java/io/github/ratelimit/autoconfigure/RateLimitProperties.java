@@ -67,6 +67,8 @@ public class RateLimitProperties implements InitializingBean {
 
 	private final Headers headers = new Headers();
 
+	private final Metrics metrics = new Metrics();
+
 	private final Memory memory = new Memory();
 
 	private final CircuitBreaker circuitBreaker = new CircuitBreaker();
@@ -107,6 +109,10 @@ public class RateLimitProperties implements InitializingBean {
 				|| !(endpoint.getScheme().equals("http") || endpoint.getScheme().equals("https")))) {
 			throw new InvalidConfigurationPropertyValueException("ratelimit.dynamodb.endpoint", endpoint,
 					"Must be an http or https URL with a host, for instance http://127.0.0.1:8000.");
+		}
+		if (!(this.metrics.getNearLimitRatio() > 0 && this.metrics.getNearLimitRatio() <= 1)) {
+			throw new InvalidConfigurationPropertyValueException("ratelimit.metrics.near-limit-ratio",
+					this.metrics.getNearLimitRatio(), "Must be greater than 0 and at most 1.");
 		}
 		List<RateLimitHeaderStyle> styles = this.headers.getStyle();
 		if (styles == null || styles.isEmpty()) {
@@ -177,6 +183,10 @@ public class RateLimitProperties implements InitializingBean {
 
 	public Redis getRedis() {
 		return this.redis;
+	}
+
+	public Metrics getMetrics() {
+		return this.metrics;
 	}
 
 	public Headers getHeaders() {
@@ -392,6 +402,27 @@ public class RateLimitProperties implements InitializingBean {
 
 		public void setMaxInFlight(int maxInFlight) {
 			this.maxInFlight = maxInFlight;
+		}
+
+	}
+
+	/**
+	 * Settings of the rate limit meters.
+	 */
+	public static class Metrics {
+
+		/**
+		 * Share of a policy's capacity in use after an admission from which the admission counts as near the limit
+		 * (ratelimit.near.limit), as Envoy's near_limit.
+		 */
+		private double nearLimitRatio = 0.8;
+
+		public double getNearLimitRatio() {
+			return this.nearLimitRatio;
+		}
+
+		public void setNearLimitRatio(double nearLimitRatio) {
+			this.nearLimitRatio = nearLimitRatio;
 		}
 
 	}

@@ -6,16 +6,18 @@ import java.util.List;
 import java.util.Map;
 
 import io.github.ratelimit.TimeSource;
-import io.github.ratelimit.limiter.RateLimiter;
 import io.github.ratelimit.aop.PolicyOverride;
 import io.github.ratelimit.aop.RateLimitInterceptor;
 import io.github.ratelimit.aop.RateLimitedAnnotationBeanPostProcessor;
 import io.github.ratelimit.aop.RateLimitedMethodRegistry;
+import io.github.ratelimit.limiter.RateLimiter;
+import io.github.ratelimit.observation.RateLimitObservationConvention;
 import io.github.ratelimit.store.RateLimitStore;
 import io.github.ratelimit.web.ClientIpResolver;
 import io.github.ratelimit.web.RateLimitHeadersWriter;
 import io.github.ratelimit.web.StandardRateLimitHeadersWriter;
 import io.github.ratelimit.web.TrustedProxiesClientIpResolver;
+import io.micrometer.observation.ObservationRegistry;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanDefinition;
@@ -65,8 +67,14 @@ class RateLimitWebMvcConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	RateLimitInterceptor rateLimitInterceptor(RateLimitedMethodRegistry registry, RateLimiter rateLimiter,
-			RateLimitHeadersWriter headersWriter, ClientIpResolver clientIpResolver) {
-		return new RateLimitInterceptor(registry, rateLimiter, headersWriter, clientIpResolver);
+			RateLimitHeadersWriter headersWriter, ClientIpResolver clientIpResolver,
+			ObjectProvider<ObservationRegistry> observationRegistry,
+			ObjectProvider<RateLimitObservationConvention> observationConvention) {
+		RateLimitInterceptor interceptor = new RateLimitInterceptor(registry, rateLimiter, headersWriter,
+				clientIpResolver);
+		observationRegistry.ifAvailable((observations) -> interceptor.setObservationRegistry(observations,
+				observationConvention.getIfAvailable()));
+		return interceptor;
 	}
 
 	@Bean

@@ -47,6 +47,12 @@ class SampleApplicationTests {
 		HttpResponse<String> decisions = get("/actuator/metrics/ratelimit.decisions?tag=policy:orders");
 		assertThat(decisions.statusCode()).isEqualTo(200);
 		assertThat(decisions.body()).contains("\"outcome\"").contains("\"allowed\"");
+		// The ratelimit.decision observation, timed by Boot's observation handler.
+		HttpResponse<String> timer = get("/actuator/metrics/ratelimit.decision?tag=policy:orders&tag=store:memory");
+		assertThat(timer.statusCode()).isEqualTo(200);
+		assertThat(timer.body()).contains("\"COUNT\"").contains("\"outcome\"");
+		assertThat(get("/actuator/metrics/ratelimit.memory.keys").statusCode()).isEqualTo(200);
+		assertThat(get("/actuator/metrics/ratelimit.circuit.open").statusCode()).isEqualTo(200);
 	}
 
 	@Test

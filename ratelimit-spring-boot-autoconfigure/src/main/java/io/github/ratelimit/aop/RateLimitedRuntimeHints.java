@@ -1,0 +1,52 @@
+package io.github.ratelimit.aop;
+
+import java.security.Principal;
+import java.util.ArrayList;
+import java.util.List;
+
+import jakarta.servlet.http.HttpServletRequest;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.aot.hint.MemberCategory;
+import org.springframework.aot.hint.ReflectionHints;
+import org.springframework.beans.factory.aot.BeanFactoryInitializationAotContribution;
+import org.springframework.beans.factory.aot.BeanFactoryInitializationAotProcessor;
+import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
+import org.springframework.util.ClassUtils;
+
+/**
+ * What the method registry reads reflectively at run time, for native images: the methods of every bean class with
+ * {@code @RateLimited} (found, with their annotations and parameter names, when the context starts), and the public
+ * methods of what key and cost expressions usually call ({@code #request}, {@code #principal}). Registered in
+ * {@code META-INF/spring/aot.factories}. Expressions that call methods of other types need hints of the
+ * application's own.
+ */
+class RateLimitedRuntimeHints implements BeanFactoryInitializationAotProcessor {
+
+	@Override
+	public @Nullable BeanFactoryInitializationAotContribution processAheadOfTime(
+			ConfigurableListableBeanFactory beanFactory) {
+		List<Class<?>> limited = new ArrayList<>();
+		for (String name : beanFactory.getBeanDefinitionNames()) {
+			Class<?> type = beanFactory.getType(name, false);
+			if (type != null) {
+				Class<?> userClass = ClassUtils.getUserClass(type);
+				if (RateLimitedMethods.hasRateLimitedMethods(userClass) && !limited.contains(userClass)) {
+					limited.add(userClass);
+				}
+			}
+		}
+		if (limited.isEmpty()) {
+			return null;
+		}
+		return (generationContext, code) -> {
+			ReflectionHints reflection = generationContext.getRuntimeHints().reflection();
+			for (Class<?> type : limited) {
+				reflection.registerType(type, MemberCategory.INVOKE_DECLARED_METHODS);
+			}
+			reflection.registerType(HttpServletRequest.class, MemberCategory.INVOKE_PUBLIC_METHODS);
+			reflection.registerType(Principal.class, MemberCategory.INVOKE_PUBLIC_METHODS);
+		};
+	}
+
+}

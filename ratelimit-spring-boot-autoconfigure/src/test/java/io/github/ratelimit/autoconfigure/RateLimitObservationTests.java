@@ -1,0 +1,86 @@
+package io.github.ratelimit.autoconfigure;
+
+import io.github.ratelimit.annotation.RateLimited;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.observation.tck.TestObservationRegistry;
+import io.micrometer.observation.tck.TestObservationRegistryAssert;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.test.web.servlet.MockMvc;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.RestController;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.springframework.test.web.servlet.request.MockMvcRequestBuilders.get;
+
+/**
+ * The {@code ratelimit.decision} observation and the meters, through the auto-configuration, with the registries an
+ * application (a {@code TestObservationRegistry}) or Spring Boot (its simple meter registry) defines.
+ */
+class RateLimitObservationTests {
+
+	@Test
+	void everyDecisionIsObservedWithPolicyOutcomeAndStoreButNeverTheKey() {
+		WebTestSupport.webApplication()
+			.withUserConfiguration(ObservedController.class)
+			.withBean(TestObservationRegistry.class, TestObservationRegistry::create)
+			.run((context) -> {
+				MockMvc mvc = WebTestSupport.mockMvc(context);
+				mvc.perform(get("/observed"));
+				mvc.perform(get("/observed"));
+				TestObservationRegistry registry = context.getBean(TestObservationRegistry.class);
+				TestObservationRegistryAssert.assertThat(registry)
+					.hasNumberOfObservationsWithNameEqualTo("ratelimit.decision", 2)
+					.hasAnObservation((observation) -> observation.hasNameEqualTo("ratelimit.decision")
+						.hasContextualNameEqualTo("ratelimit observed")
+						.hasLowCardinalityKeyValue("policy", "observed")
+						.hasLowCardinalityKeyValue("store", "memory")
+						.hasLowCardinalityKeyValue("outcome", "allowed"))
+					.hasAnObservation((observation) -> observation.hasLowCardinalityKeyValue("outcome", "rejected")
+						.hasOnlyKeys("policy", "store", "outcome"));
+			});
+	}
+
+	@Test
+	void nearLimitAdmissionsAreCountedAndTheStateGaugesAreRegistered() {
+		WebTestSupport.webApplication()
+			.withConfiguration(AutoConfigurations.of(RateLimitMetricsAutoConfiguration.class,
+					org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration.class,
+					org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration.class,
+					org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration.class))
+			.withUserConfiguration(ObservedController.class)
+			.withPropertyValues("ratelimit.policies.observed.limit=10", "ratelimit.metrics.near-limit-ratio=0.8")
+			.run((context) -> {
+				MockMvc mvc = WebTestSupport.mockMvc(context);
+				for (int i = 0; i < 10; i++) {
+					mvc.perform(get("/observed"));
+				}
+				MeterRegistry meters = context.getBean(MeterRegistry.class);
+				// The 8th, 9th and 10th admissions leave less than a fifth of the capacity.
+				assertThat(meters.get("ratelimit.near.limit").tag("policy", "observed").counter().count()).isEqualTo(3);
+				assertThat(meters.get("ratelimit.circuit.open").gauge().value()).isZero();
+				assertThat(meters.get("ratelimit.memory.keys").gauge().value()).isEqualTo(1);
+			});
+	}
+
+	@Test
+	void aNearLimitRatioOutsideZeroToOneFailsStartUpNamingTheProperty() {
+		WebTestSupport.webApplication()
+			.withPropertyValues("ratelimit.metrics.near-limit-ratio=1.5")
+			.run((context) -> assertThat(context).getFailure()
+				.hasStackTraceContaining("ratelimit.metrics.near-limit-ratio"));
+	}
+
+	@RestController
+	static class ObservedController {
+
+		@RateLimited(name = "observed", limit = 1, window = "1m")
+		@GetMapping("/observed")
+		String observed() {
+			return "ok";
+		}
+
+	}
+
+}
