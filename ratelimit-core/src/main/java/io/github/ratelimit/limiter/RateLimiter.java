@@ -173,6 +173,26 @@ public final class RateLimiter {
 	}
 
 	/**
+	 * Forget every counter: in the store (of a shared store, those under its key prefix only), in the in-memory
+	 * fallback and in the deny cache. What tests do between cases; see {@link RateLimitStore#clear()}.
+	 * @throws io.github.ratelimit.store.RateLimitStoreException if the store cannot be reached (the local state is
+	 * cleared all the same)
+	 * @throws UnsupportedOperationException if the store cannot forget all its counters
+	 */
+	public void clear() {
+		this.resets.incrementAndGet();
+		try {
+			this.fallbackStore.clear();
+			this.store.clear();
+		}
+		finally {
+			if (this.denyCache != null) {
+				this.denyCache.clear();
+			}
+		}
+	}
+
+	/**
 	 * Forget every rejection this limiter remembers locally, for every policy: after the store lost its state
 	 * (restarted empty, failed over, flushed by an operator), so that clients it would now admit are not turned
 	 * away until their cached denials end.

@@ -286,8 +286,9 @@ public final class InMemoryRateLimitStore implements RateLimitStore {
 	}
 
 	/**
-	 * Forget every counter, for tests.
+	 * Forget every counter.
 	 */
+	@Override
 	public void clear() {
 		this.tables.values().forEach(PolicyTable::clear);
 	}

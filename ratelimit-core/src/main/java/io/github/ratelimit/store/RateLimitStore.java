@@ -33,6 +33,16 @@ public interface RateLimitStore {
 	void reset(RateLimitPolicy policy, String key);
 
 	/**
+	 * Forget every counter of this store (of a shared store, those under its own key prefix only, never the other
+	 * data it holds): what tests do between cases. Decisions made meanwhile may keep their keys.
+	 * @throws RateLimitStoreException if the store cannot be reached
+	 * @throws UnsupportedOperationException if the store cannot do it
+	 */
+	default void clear() {
+		throw new UnsupportedOperationException(getClass().getSimpleName() + " cannot forget all its counters");
+	}
+
+	/**
 	 * Check that this store can enforce the policy: asked at start-up for every declared policy, so that what a store
 	 * cannot do fails there rather than on the first request.
 	 * @param policy the policy

@@ -21,6 +21,7 @@ import software.amazon.awssdk.services.dynamodb.model.RequestLimitExceededExcept
 import software.amazon.awssdk.services.dynamodb.model.ResourceNotFoundException;
 import software.amazon.awssdk.services.dynamodb.model.ReturnValue;
 import software.amazon.awssdk.services.dynamodb.model.ReturnValuesOnConditionCheckFailure;
+import software.amazon.awssdk.services.dynamodb.model.ScanResponse;
 import software.amazon.awssdk.services.dynamodb.model.ThrottlingException;
 import software.amazon.awssdk.services.dynamodb.model.UpdateItemRequest;
 
@@ -116,6 +117,32 @@ final class DynamoDbCalls {
 					.key(Map.of(PARTITION_KEY, AttributeValue.fromS(pk)))
 					.overrideConfiguration(override(deadline)));
 			}
+		}
+		catch (SdkException ex) {
+			throw failure(ex);
+		}
+	}
+
+	/** Delete every item whose key starts with the prefix, page by page of a {@code Scan}. */
+	void deleteWithPrefix(String prefix) {
+		try {
+			Map<String, AttributeValue> start = null;
+			do {
+				Map<String, AttributeValue> from = start;
+				ScanResponse page = this.client.scan((request) -> request.tableName(this.table)
+					.filterExpression("begins_with(#pk, :prefix)")
+					.expressionAttributeNames(Map.of("#pk", PARTITION_KEY))
+					.expressionAttributeValues(Map.of(":prefix", AttributeValue.fromS(prefix)))
+					.projectionExpression("#pk")
+					.exclusiveStartKey(from));
+				for (Map<String, AttributeValue> item : page.items()) {
+					this.client.deleteItem((request) -> request.tableName(this.table)
+						.key(Map.of(PARTITION_KEY, item.get(PARTITION_KEY))));
+				}
+				start = page.hasLastEvaluatedKey() && !page.lastEvaluatedKey().isEmpty() ? page.lastEvaluatedKey()
+						: null;
+			}
+			while (start != null);
 		}
 		catch (SdkException ex) {
 			throw failure(ex);

@@ -64,6 +64,8 @@ public final class DynamoDbRateLimitStore implements RateLimitStore {
 
 	private final boolean createTable;
 
+	private final String keyPrefix;
+
 	private final AtomicLong latest = new AtomicLong(Long.MIN_VALUE);
 
 	private final DynamoDbCalls calls;
@@ -79,6 +81,7 @@ public final class DynamoDbRateLimitStore implements RateLimitStore {
 		this.table = builder.table;
 		this.clock = builder.clock;
 		this.createTable = builder.createTable;
+		this.keyPrefix = builder.keyPrefix;
 		this.calls = new DynamoDbCalls(builder.client, builder.table, builder.timeout);
 		ItemKeys keys = new ItemKeys(builder.keyPrefix);
 		this.fixedWindows = new FixedWindowItems(this.calls, keys);
@@ -139,6 +142,17 @@ public final class DynamoDbRateLimitStore implements RateLimitStore {
 		};
 		this.calls.delete(items);
 		this.slidingCounters.forget(items);
+	}
+
+	/**
+	 * Delete every item under this store's key prefix (a {@code Scan} of the table, so for tests and small tables):
+	 * other items of the table stay.
+	 * @throws io.github.ratelimit.store.RateLimitStoreException if DynamoDB cannot be reached
+	 */
+	@Override
+	public void clear() {
+		this.calls.deleteWithPrefix(this.keyPrefix + ":");
+		this.slidingCounters.forgetAll();
 	}
 
 	@Override
@@ -206,11 +220,16 @@ public final class DynamoDbRateLimitStore implements RateLimitStore {
 		}
 
 		/**
-		 * Set the prefix of every partition key; {@value #DEFAULT_KEY_PREFIX} by default.
+		 * Set the prefix of every partition key; {@value #DEFAULT_KEY_PREFIX} by default. It cannot contain {@code :},
+		 * so that no store's prefix starts another's keys.
 		 * @param keyPrefix the prefix
 		 * @return this builder
 		 */
 		public Builder keyPrefix(String keyPrefix) {
+			if (keyPrefix.isBlank() || keyPrefix.indexOf(':') >= 0) {
+				throw new IllegalArgumentException(
+						"'keyPrefix' must not be blank nor contain ':' (which ends it) but was '" + keyPrefix + "'");
+			}
 			this.keyPrefix = keyPrefix;
 			return this;
 		}

@@ -135,5 +135,9 @@ final class SlidingCounterItems {
 		items.forEach(this.previousCounts::remove);
 	}
 
+	void forgetAll() {
+		this.previousCounts.clear();
+	}
+
 
 }

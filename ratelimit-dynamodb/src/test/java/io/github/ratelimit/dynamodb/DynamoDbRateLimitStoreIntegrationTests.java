@@ -212,6 +212,26 @@ class DynamoDbRateLimitStoreIntegrationTests {
 	}
 
 	@Test
+	void clearDeletesTheItemsUnderThePrefixAndNothingElse() {
+		plainClient.putItem((request) -> request.tableName(table)
+			.item(Map.of("pk", AttributeValue.fromS("application:data"), "value", AttributeValue.fromS("kept"))));
+		DynamoDbRateLimitStore first = DynamoDbRateLimitStore.builder(this.client).table(table).keyPrefix("first")
+			.clock(this.clock).build();
+		DynamoDbRateLimitStore second = DynamoDbRateLimitStore.builder(this.client).table(table).keyPrefix("second")
+			.clock(this.clock).build();
+		for (Algorithm algorithm : new Algorithm[] { Algorithm.FIXED, Algorithm.SLIDING_COUNTER, Algorithm.TOKEN_BUCKET }) {
+			RateLimitPolicy policy = policy(algorithm, 1);
+			first.tryAcquire(policy, "k", 1);
+			second.tryAcquire(policy, "k", 1);
+			first.clear();
+			assertThat(first.tryAcquire(policy, "k", 1).allowed()).as(algorithm.name()).isTrue();
+			assertThat(second.tryAcquire(policy, "k", 1).allowed()).as("another prefix keeps its counts").isFalse();
+		}
+		assertThat(plainClient.getItem((request) -> request.tableName(table)
+			.key(Map.of("pk", AttributeValue.fromS("application:data")))).item()).containsKey("value");
+	}
+
+	@Test
 	void keysSpreadOverCircuitBreakerGroups() {
 		RateLimitPolicy policy = policy(Algorithm.FIXED, 1);
 		Set<String> groups = new HashSet<>();

@@ -82,6 +82,8 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 
 	private final ConcurrentHashMap<RateLimitPolicy, PolicyScript> policies = new ConcurrentHashMap<>();
 
+	private final PrefixedKeys prefixedKeys;
+
 	private final LongAdder scriptCalls = new LongAdder();
 
 	private final LongAdder decisions = new LongAdder();
@@ -101,6 +103,7 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 					Math.max(4, 2 * Runtime.getRuntime().availableProcessors()));
 			cluster = mayBeCluster(builder.connectionFactory);
 		}
+		this.prefixedKeys = new PrefixedKeys(builder.connectionFactory, builder.keyPrefix);
 		this.timeout = builder.timeout;
 		this.timeoutNanos = builder.timeout.toNanos();
 		this.clock = builder.clock;
@@ -177,6 +180,17 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 			throw new RateLimitStoreException("Interrupted while waiting for Redis for policy '" + policy.name() + "'",
 					ex);
 		}
+	}
+
+	/**
+	 * Delete every key under this store's prefix (and nothing else: never {@code FLUSHDB}), on every master of a
+	 * Cluster: what tests do between cases. Decisions made meanwhile may keep a key. Caches of denials in front of
+	 * the store are not this method's: {@code RateLimiter.clearDenyCache()} clears them.
+	 * @throws RateLimitStoreException if Redis cannot be reached
+	 */
+	@Override
+	public void clear() {
+		this.prefixedKeys.deleteAll();
 	}
 
 	/**

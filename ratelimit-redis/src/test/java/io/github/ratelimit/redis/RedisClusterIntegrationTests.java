@@ -70,6 +70,29 @@ class RedisClusterIntegrationTests {
 	}
 
 	@Test
+	void clearDeletesTheCountersOfEveryMasterUnderThePrefixOnly() {
+		String prefix = "clear-" + UUID.randomUUID();
+		RateLimitPolicy policy = RateLimitPolicy.builder("cleared").limit(1).window(Duration.ofHours(1)).build();
+		long before = cluster.keysPerNode().stream().mapToLong(Long::longValue).sum();
+		try (RedisRateLimitStore store = RedisRateLimitStore.builder(connectionFactory).keyPrefix(prefix)
+			.timeout(Duration.ofSeconds(10)).build();
+				RedisRateLimitStore other = RedisRateLimitStore.builder(connectionFactory).keyPrefix(prefix + "-other")
+					.timeout(Duration.ofSeconds(10)).build()) {
+			for (int i = 0; i < 100; i++) {
+				store.tryAcquire(policy, "client-" + i, 1);
+			}
+			other.tryAcquire(policy, "client-0", 1);
+			assertThat(cluster.keysPerNode()).allSatisfy((keys) -> assertThat(keys).isPositive());
+			store.clear();
+			assertThat(cluster.keysPerNode().stream().mapToLong(Long::longValue).sum()).isEqualTo(before + 1);
+			for (int i = 0; i < 100; i++) {
+				assertThat(store.tryAcquire(policy, "client-" + i, 1).allowed()).isTrue();
+			}
+			assertThat(other.tryAcquire(policy, "client-0", 1).allowed()).as("another prefix keeps its counts").isFalse();
+		}
+	}
+
+	@Test
 	void differentClientsSpreadOverTheMasters() {
 		String prefix = "spread-" + UUID.randomUUID();
 		RateLimitPolicy policy = RateLimitPolicy.builder("spread").limit(5).window(Duration.ofHours(1)).build();

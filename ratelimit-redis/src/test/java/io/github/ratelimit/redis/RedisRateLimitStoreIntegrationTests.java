@@ -63,6 +63,26 @@ class RedisRateLimitStoreIntegrationTests {
 		this.store.close();
 	}
 
+	@Test
+	void clearDeletesTheCountersUnderThePrefixAndNothingElse() {
+		redis.call("SET", "application:data", "kept");
+		redis.call("SET", this.prefix + "-sibling:data", "kept");
+		redis.call("SET", this.prefix + ":session", "kept");
+		// A store whose prefix starts with this one's.
+		redis.call("SET", this.prefix + ":tenant-b:{p:k}:fx:1/1000", "kept");
+		RateLimitPolicy policy = policy(Algorithm.SLIDING_LOG, 1, Duration.ofHours(1));
+		for (int i = 0; i < 1_200; i++) {
+			this.store.tryAcquire(policy, "client-" + i, 1);
+		}
+		this.store.clear();
+		assertThat(this.store.tryAcquire(policy, "client-7", 1).allowed()).isTrue();
+		assertThat(redis.call("GET", "application:data")).isEqualTo("kept");
+		assertThat(redis.call("GET", this.prefix + "-sibling:data")).isEqualTo("kept");
+		assertThat(redis.call("GET", this.prefix + ":session")).isEqualTo("kept");
+		assertThat(redis.call("GET", this.prefix + ":tenant-b:{p:k}:fx:1/1000")).isEqualTo("kept");
+		assertThat(redis.commandCalls("flushdb") + redis.commandCalls("flushall") + redis.commandCalls("keys")).isZero();
+	}
+
 	@ParameterizedTest
 	@EnumSource(Algorithm.class)
 	void everyDecisionIsExactlyOneScriptCall(Algorithm algorithm) {

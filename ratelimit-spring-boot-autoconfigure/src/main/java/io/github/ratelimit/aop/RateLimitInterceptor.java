@@ -132,7 +132,7 @@ public final class RateLimitInterceptor implements MethodInterceptor {
 		Observation observation = Observation
 			.createNotStarted(this.observationConvention, DEFAULT_CONVENTION, () -> context, this.observationRegistry)
 			.start();
-		try {
+		try (Observation.Scope scope = observation.openScope()) {
 			Decision decision = this.rateLimiter.tryAcquire(policy, key, cost);
 			context.setDecision(decision);
 			return decision;

@@ -42,7 +42,13 @@ class RateLimitedRuntimeHints implements BeanFactoryInitializationAotProcessor {
 		return (generationContext, code) -> {
 			ReflectionHints reflection = generationContext.getRuntimeHints().reflection();
 			for (Class<?> type : limited) {
-				reflection.registerType(type, MemberCategory.INVOKE_DECLARED_METHODS);
+				// Annotated methods may be inherited: every class and interface above gives its own.
+				for (Class<?> level : ClassUtils.getAllInterfacesForClassAsSet(type)) {
+					reflection.registerType(level, MemberCategory.INVOKE_DECLARED_METHODS);
+				}
+				for (Class<?> level = type; level != null && level != Object.class; level = level.getSuperclass()) {
+					reflection.registerType(level, MemberCategory.INVOKE_DECLARED_METHODS);
+				}
 			}
 			reflection.registerType(HttpServletRequest.class, MemberCategory.INVOKE_PUBLIC_METHODS);
 			reflection.registerType(Principal.class, MemberCategory.INVOKE_PUBLIC_METHODS);

@@ -26,8 +26,8 @@ import org.springframework.context.annotation.Bean;
  * Micrometer counters of decisions, when a {@link MeterRegistry} is available: {@code ratelimit.decisions} tagged
  * with {@code policy} and {@code outcome} ({@code allowed}, {@code rejected}, {@code rejected_locally},
  * {@code local_fallback_allowed}, {@code local_fallback_rejected}, {@code fail_open}, {@code fail_closed}),
- * {@code ratelimit.near.limit} (admissions that left less than {@code ratelimit.metrics.near-limit-ratio} of the
- * capacity unused, as Envoy's {@code near_limit}), {@code ratelimit.store.failures} tagged with {@code policy} and
+ * {@code ratelimit.near.limit} (admissions after which at least {@code ratelimit.metrics.near-limit-ratio} of the
+ * capacity is in use, as Envoy's {@code near_limit}), {@code ratelimit.store.failures} tagged with {@code policy} and
  * {@code cause}, and the gauges {@code ratelimit.circuit.open} and {@code ratelimit.memory.keys}. Tags never carry
  * keys, which are unbounded. The {@code ratelimit.decision} observation (a timer, and a span where tracing is on) is
  * the interceptor's.
@@ -103,7 +103,7 @@ public final class RateLimitMetricsAutoConfiguration {
 		/** The class of the failure's root cause: a small set (timeouts, refused connections, OOM replies). */
 		private static String cause(@Nullable Throwable failure) {
 			if (failure == null) {
-				return "unknown";
+				return "circuit-open"; // not called: the circuit breaker is open
 			}
 			Throwable cause = failure;
 			while (cause.getCause() != null && cause.getCause() != cause) {

@@ -99,9 +99,10 @@ public class RateLimitProperties implements InitializingBean {
 			throw new InvalidConfigurationPropertyValueException("ratelimit.dynamodb.table", this.dynamodb.getTable(),
 					"Must not be empty.");
 		}
-		if (this.dynamodb.getKeyPrefix() == null || this.dynamodb.getKeyPrefix().isBlank()) {
+		if (this.dynamodb.getKeyPrefix() == null || this.dynamodb.getKeyPrefix().isBlank()
+				|| this.dynamodb.getKeyPrefix().indexOf(':') >= 0) {
 			throw new InvalidConfigurationPropertyValueException("ratelimit.dynamodb.key-prefix",
-					this.dynamodb.getKeyPrefix(), "Must not be empty.");
+					this.dynamodb.getKeyPrefix(), "Must not be empty nor contain ':'.");
 		}
 		atLeastOneMilli("ratelimit.dynamodb.timeout", this.dynamodb.getTimeout());
 		URI endpoint = this.dynamodb.getEndpoint();
@@ -493,7 +494,8 @@ public class RateLimitProperties implements InitializingBean {
 		private boolean createTable;
 
 		/**
-		 * Prefix of every partition key the store writes, so that applications can share a table.
+		 * Prefix of every partition key the store writes, so that applications can share a table. Must not contain
+		 * ':'.
 		 */
 		private String keyPrefix = DynamoDbRateLimitStore.DEFAULT_KEY_PREFIX;
 

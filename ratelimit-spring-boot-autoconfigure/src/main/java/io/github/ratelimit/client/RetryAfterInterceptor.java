@@ -3,9 +3,11 @@ package io.github.ratelimit.client;
 import java.io.IOException;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.ZoneOffset;
 import java.time.ZonedDateTime;
 import java.time.format.DateTimeFormatter;
 import java.time.format.DateTimeParseException;
+import java.util.Locale;
 import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
 
@@ -41,6 +43,11 @@ import org.springframework.util.backoff.BackOffExecution;
  * @since 0.1.0
  */
 public final class RetryAfterInterceptor implements ClientHttpRequestInterceptor {
+
+	/** The HTTP-date forms a recipient must accept (RFC 9110, section 5.6.7): IMF-fixdate, RFC 850, asctime. */
+	private static final DateTimeFormatter[] HTTP_DATES = { DateTimeFormatter.RFC_1123_DATE_TIME,
+			DateTimeFormatter.ofPattern("EEEE, dd-MMM-yy HH:mm:ss zzz", Locale.US),
+			DateTimeFormatter.ofPattern("EEE MMM ppd HH:mm:ss yyyy", Locale.US).withZone(ZoneOffset.UTC) };
 
 	private static final Set<HttpMethod> IDEMPOTENT = Set.of(HttpMethod.GET, HttpMethod.HEAD, HttpMethod.OPTIONS,
 			HttpMethod.TRACE, HttpMethod.PUT, HttpMethod.DELETE);
@@ -92,7 +99,15 @@ public final class RetryAfterInterceptor implements ClientHttpRequestInterceptor
 		try {
 			return template.execute(() -> {
 				ClientHttpResponse response = execution.execute(request, body);
-				if (!isRetryable(response.getStatusCode())) {
+				boolean retryable;
+				try {
+					retryable = isRetryable(response.getStatusCode());
+				}
+				catch (IOException | RuntimeException ex) {
+					response.close();
+					throw ex;
+				}
+				if (!retryable) {
 					return response;
 				}
 				waits.last = response;
@@ -100,13 +115,20 @@ public final class RetryAfterInterceptor implements ClientHttpRequestInterceptor
 			});
 		}
 		catch (RetryException ex) {
-			if (ex.getLastException() instanceof RetryableResponse rejected) {
+			Throwable last = ex.getLastException();
+			if (last instanceof RetryableResponse rejected) {
 				return rejected.response;
 			}
-			if (ex.getLastException() instanceof IOException io) {
+			if (last instanceof IOException io) {
 				throw io;
 			}
-			throw new IOException(ex.getLastException());
+			if (last instanceof RuntimeException runtime) {
+				throw runtime;
+			}
+			if (last instanceof Error error) {
+				throw error;
+			}
+			throw new IOException(last);
 		}
 	}
 
@@ -124,14 +146,16 @@ public final class RetryAfterInterceptor implements ClientHttpRequestInterceptor
 		if (value.chars().allMatch(Character::isDigit)) {
 			return (value.length() > 9) ? this.maxTotalWait.plusSeconds(1) : Duration.ofSeconds(Long.parseLong(value));
 		}
-		try {
-			Instant date = ZonedDateTime.parse(value, DateTimeFormatter.RFC_1123_DATE_TIME).toInstant();
-			long millis = date.toEpochMilli() - System.currentTimeMillis();
-			return Duration.ofMillis(Math.max(0, millis));
+		for (DateTimeFormatter format : HTTP_DATES) {
+			try {
+				Instant date = ZonedDateTime.parse(value, format).toInstant();
+				return Duration.ofMillis(Math.max(0, date.toEpochMilli() - System.currentTimeMillis()));
+			}
+			catch (DateTimeParseException ex) {
+				// try the next form
+			}
 		}
-		catch (DateTimeParseException ex) {
-			return null; // not a value the header allows: back off as if it were missing
-		}
+		return null; // not a value the header allows: back off as if it were missing
 	}
 
 	private long jitter(Duration bound) {
@@ -159,8 +183,12 @@ public final class RetryAfterInterceptor implements ClientHttpRequestInterceptor
 			}
 			Duration asked = retryAfter(last);
 			long wait;
+			long budget = RetryAfterInterceptor.this.maxTotalWait.toMillis() - this.waitedMillis;
 			if (asked != null) {
-				wait = asked.toMillis() + jitter(RetryAfterInterceptor.this.maxJitter);
+				// The jitter never turns a wait that fits the budget into one that does not.
+				long room = Math.max(0, budget - asked.toMillis());
+				wait = asked.toMillis() + jitter(Duration.ofMillis(Math.min(room,
+						RetryAfterInterceptor.this.maxJitter.toMillis())));
 			}
 			else {
 				long ceiling = Math.min(RetryAfterInterceptor.this.maxBackoff.toMillis(),
@@ -170,17 +198,18 @@ public final class RetryAfterInterceptor implements ClientHttpRequestInterceptor
 			if (this.waitedMillis + wait > RetryAfterInterceptor.this.maxTotalWait.toMillis()) {
 				return STOP;
 			}
-			this.retries++;
-			this.waitedMillis += wait;
-			last.close();
-			this.last = null;
 			try {
 				RetryAfterInterceptor.this.sleeper.sleep(Duration.ofMillis(wait));
 			}
 			catch (InterruptedException ex) {
+				// Give up, and hand the caller the last response, still open.
 				Thread.currentThread().interrupt();
 				return STOP;
 			}
+			this.retries++;
+			this.waitedMillis += wait;
+			last.close();
+			this.last = null;
 			return 0;
 		}
 

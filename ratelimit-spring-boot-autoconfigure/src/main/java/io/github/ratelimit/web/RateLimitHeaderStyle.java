@@ -9,12 +9,13 @@ public enum RateLimitHeaderStyle {
 
 	/**
 	 * {@code RateLimit-Limit}, {@code RateLimit-Remaining}, {@code RateLimit-Reset} (delta seconds): the separate
-	 * fields of the IETF draft up to version 06, of the most restrictive policy.
+	 * fields of the IETF draft up to version 06, of the policy that rejected the request or else the most restrictive
+	 * one.
 	 */
 	DRAFT_6,
 
 	/**
-	 * {@code RateLimit-Policy: "<name>";q=<limit>;w=<seconds>} and {@code RateLimit: "<name>";r=<remaining>;t=<seconds>}
+	 * {@code RateLimit-Policy: "<name>";q=<capacity>;w=<seconds>} and {@code RateLimit: "<name>";r=<remaining>;t=<seconds>}
 	 * (the draft from version 10, RFC 9651 structured fields), listing every policy that applied, most restrictive
 	 * first.
 	 */
@@ -22,7 +23,8 @@ public enum RateLimitHeaderStyle {
 
 	/**
 	 * {@code X-RateLimit-Limit}, {@code X-RateLimit-Remaining}, {@code X-RateLimit-Reset} (delta or epoch seconds, see
-	 * {@link ResetFormat}), of the most restrictive policy: what many public APIs send.
+	 * {@link ResetFormat}), of the policy that rejected the request or else the most restrictive one: what many public
+	 * APIs send.
 	 */
 	X_RATELIMIT,
 

@@ -133,7 +133,8 @@ public class StandardRateLimitHeadersWriter implements RateLimitHeadersWriter {
 			}
 			RateLimitPolicy policy = limit.policy();
 			StructuredFields.appendString(policies, policy.name());
-			StructuredFields.appendIntegerParameter(policies, "q", policy.limit());
+			// The capacity, as RateLimit-Limit: for the buckets the burst, which is what r counts down from.
+			StructuredFields.appendIntegerParameter(policies, "q", policy.capacity());
 			StructuredFields.appendIntegerParameter(policies, "w",
 					Math.max(1, Durations.toSecondsRoundedUp(policy.windowMillis())));
 			StructuredFields.appendString(states, policy.name());

@@ -16,7 +16,8 @@ final class StructuredFields {
 	/**
 	 * Append {@code value} as an sf-string. RFC 9651 strings hold printable ASCII only, with {@code "} and
 	 * {@code \} escaped; other characters, and {@code %} itself, are written as the percent-encoded bytes of their
-	 * UTF-8 form, so that every policy name has one reversible form.
+	 * UTF-8 form, so that every policy name has one form (reversible, but for lone surrogates, which have no UTF-8
+	 * form and are written as {@code ?}, {@code %3F}).
 	 */
 	static void appendString(StringBuilder out, String value) {
 		out.append('"');

@@ -57,10 +57,43 @@ class RateLimitObservationTests {
 					mvc.perform(get("/observed"));
 				}
 				MeterRegistry meters = context.getBean(MeterRegistry.class);
-				// The 8th, 9th and 10th admissions leave less than a fifth of the capacity.
+				// The 8th, 9th and 10th admissions leave at most a fifth of the capacity unused.
 				assertThat(meters.get("ratelimit.near.limit").tag("policy", "observed").counter().count()).isEqualTo(3);
 				assertThat(meters.get("ratelimit.circuit.open").gauge().value()).isZero();
 				assertThat(meters.get("ratelimit.memory.keys").gauge().value()).isEqualTo(1);
+			});
+	}
+
+	@Test
+	void aDeadRedisShowsAsFailOpenDecisionsFailuresByCauseAndAnOpenCircuit() {
+		TestObservationRegistry observations = TestObservationRegistry.create();
+		WebTestSupport.webApplication()
+			.withConfiguration(AutoConfigurations.of(RateLimitMetricsAutoConfiguration.class,
+					org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration.class,
+					org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration.class,
+					org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration.class,
+					org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration.class))
+			.withUserConfiguration(ObservedController.class)
+			.withBean(TestObservationRegistry.class, () -> observations)
+			// Nothing listens on port 1 of 127.0.0.1: every decision fails, and the policy lets requests pass.
+			.withPropertyValues("ratelimit.store=redis", "spring.data.redis.host=127.0.0.1", "spring.data.redis.port=1",
+					"ratelimit.redis.timeout=500ms", "ratelimit.circuit-breaker.failure-threshold=2",
+					"ratelimit.circuit-breaker.open-duration=1h")
+			.run((context) -> {
+				MockMvc mvc = WebTestSupport.mockMvc(context);
+				for (int i = 0; i < 3; i++) {
+					mvc.perform(get("/observed"));
+				}
+				TestObservationRegistryAssert.assertThat(observations)
+					.hasAnObservation((observation) -> observation.hasLowCardinalityKeyValue("outcome", "fail-open")
+						.hasLowCardinalityKeyValue("store", "redis"));
+				MeterRegistry meters = context.getBean(MeterRegistry.class);
+				// Two calls that failed (tagged with the root cause's class), then one the open circuit spared.
+				assertThat(meters.get("ratelimit.store.failures").tag("policy", "observed").counters())
+					.extracting((counter) -> counter.getId().getTag("cause") + "=" + (long) counter.count())
+					.contains("circuit-open=1")
+					.hasSize(2);
+				assertThat(meters.get("ratelimit.circuit.open").gauge().value()).isEqualTo(1);
 			});
 	}
 
