@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -74,6 +75,9 @@ public final class RateLimitedMethodRegistry implements SmartInitializingSinglet
 
 	/** Policies by name, with the method that first declared each; guarded by itself. */
 	private final Map<String, Declaration> declared = new LinkedHashMap<>();
+
+	/** The methods declaring each policy; guarded by {@link #declared}. */
+	private final Map<String, List<String>> declaredBy = new LinkedHashMap<>();
 
 	private final Set<Class<?>> scanned = ConcurrentHashMap.newKeySet();
 
@@ -358,6 +362,11 @@ public final class RateLimitedMethodRegistry implements SmartInitializingSinglet
 
 	private void declare(String name, String where, @Nullable RateLimitPolicy policy, boolean named) {
 		synchronized (this.declared) {
+			String method = where.startsWith("@RateLimited on ") ? where.substring("@RateLimited on ".length()) : where;
+			List<String> methods = this.declaredBy.computeIfAbsent(name, (key) -> new ArrayList<>());
+			if (!methods.contains(method)) {
+				methods.add(method);
+			}
 			Declaration existing = this.declared.get(name);
 			if (existing == null) {
 				this.declared.put(name, new Declaration(where, policy));
@@ -421,6 +430,59 @@ public final class RateLimitedMethodRegistry implements SmartInitializingSinglet
 	private static InvalidRateLimitPolicyException invalid(String name, String where, String problem,
 			Throwable cause) {
 		return new InvalidRateLimitPolicyException(name, where + ": " + problem, cause);
+	}
+
+	/**
+	 * Return every declared policy that is enabled, with where it is declared and where its values came from.
+	 * @return the policies, in the order they were declared
+	 */
+	public List<DeclaredPolicy> declaredPolicies() {
+		List<DeclaredPolicy> policies = new ArrayList<>();
+		synchronized (this.declared) {
+			this.declared.forEach((name, declaration) -> {
+				if (declaration.policy() != null) {
+					policies.add(describe(name, declaration.policy()));
+				}
+			});
+		}
+		return policies;
+	}
+
+	/**
+	 * Return one declared, enabled policy.
+	 * @param name the policy's name
+	 * @return the policy, or {@code null} if there is none of that name
+	 */
+	public @Nullable DeclaredPolicy declaredPolicy(String name) {
+		synchronized (this.declared) {
+			Declaration declaration = this.declared.get(name);
+			return (declaration != null && declaration.policy() != null) ? describe(name, declaration.policy()) : null;
+		}
+	}
+
+	private DeclaredPolicy describe(String name, RateLimitPolicy policy) {
+		PolicyOverride override = this.overrides.getOrDefault(name, PolicyOverride.NONE);
+		String property = PROPERTY_PREFIX + "." + (name.contains(".") ? "[" + name + "]" : name);
+		Map<String, String> sources = new LinkedHashMap<>();
+		sources.put("algorithm", (override.algorithm() != null) ? property + ".algorithm" : "annotation");
+		sources.put("limit", (override.limit() != null) ? property + ".limit" : "annotation");
+		sources.put("window", (override.window() != null) ? property + ".window" : "annotation");
+		if (policy.algorithm().isBucket()) {
+			sources.put("burst", (override.burst() != null) ? property + ".burst" : "annotation");
+		}
+		sources.put("failure-mode", (override.failureMode() != null) ? property + ".failure-mode" : "ratelimit.failure-mode");
+		List<String> declaredBy = this.declaredBy.getOrDefault(name, List.of());
+		return new DeclaredPolicy(policy, List.copyOf(declaredBy), Collections.unmodifiableMap(sources));
+	}
+
+	/**
+	 * A declared policy: its effective configuration, the methods that declare it, and by attribute where its value
+	 * came from ({@code annotation}, or the property that set it).
+	 * @param policy the policy
+	 * @param declaredBy the methods that declare it
+	 * @param sources by attribute, the source of its value
+	 */
+	public record DeclaredPolicy(RateLimitPolicy policy, List<String> declaredBy, Map<String, String> sources) {
 	}
 
 	private record Declaration(String where, @Nullable RateLimitPolicy policy) {

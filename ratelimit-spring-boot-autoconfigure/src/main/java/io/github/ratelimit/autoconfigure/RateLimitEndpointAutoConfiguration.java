@@ -1,0 +1,32 @@
+package io.github.ratelimit.autoconfigure;
+
+import io.github.ratelimit.aop.RateLimitedMethodRegistry;
+import io.github.ratelimit.limiter.RateLimiter;
+
+import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
+import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.context.annotation.Bean;
+
+/**
+ * The {@code ratelimits} actuator endpoint, when Actuator is on the classpath and the endpoint is available (Boot's
+ * {@code management.endpoint.ratelimits.*} and {@code management.endpoints.web.exposure.*}).
+ *
+ * @since 0.1.0
+ */
+@AutoConfiguration(after = RateLimitAutoConfiguration.class)
+@ConditionalOnClass({ Endpoint.class, ConditionalOnAvailableEndpoint.class })
+@ConditionalOnAvailableEndpoint(RateLimitsEndpoint.class)
+@ConditionalOnBean({ RateLimitedMethodRegistry.class, RateLimiter.class })
+public final class RateLimitEndpointAutoConfiguration {
+
+	@Bean
+	@ConditionalOnMissingBean
+	RateLimitsEndpoint rateLimitsEndpoint(RateLimitedMethodRegistry registry, RateLimiter rateLimiter) {
+		return new RateLimitsEndpoint(registry, rateLimiter);
+	}
+
+}

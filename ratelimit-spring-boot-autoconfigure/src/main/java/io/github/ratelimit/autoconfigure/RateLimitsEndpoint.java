@@ -1,0 +1,150 @@
+package io.github.ratelimit.autoconfigure;
+
+import java.util.List;
+import java.util.Map;
+
+import io.github.ratelimit.Decision;
+import io.github.ratelimit.RateLimitPolicy;
+import io.github.ratelimit.aop.RateLimitedMethodRegistry;
+import io.github.ratelimit.aop.RateLimitedMethodRegistry.DeclaredPolicy;
+import io.github.ratelimit.internal.Durations;
+import io.github.ratelimit.limiter.RateLimiter;
+import io.github.ratelimit.store.StoreKeys;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.boot.actuate.endpoint.Access;
+import org.springframework.boot.actuate.endpoint.annotation.DeleteOperation;
+import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
+import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
+import org.springframework.boot.actuate.endpoint.annotation.Selector;
+
+/**
+ * The {@code ratelimits} actuator endpoint. Reads: every policy with its effective configuration and where each value
+ * came from, and the store; one key's state under one policy, without taking a unit. Delete: reset one key of one
+ * policy (its counters in the store, the in-memory fallback and the deny cache), to unblock a client.
+ * <p>
+ * Read-only unless granted ({@code management.endpoint.ratelimits.access=unrestricted}), and, like every endpoint but
+ * health, not exposed over HTTP unless listed in {@code management.endpoints.web.exposure.include}.
+ *
+ * @since 0.1.0
+ */
+@Endpoint(id = "ratelimits", defaultAccess = Access.READ_ONLY)
+public class RateLimitsEndpoint {
+
+	private final RateLimitedMethodRegistry registry;
+
+	private final RateLimiter rateLimiter;
+
+	/**
+	 * Create an endpoint.
+	 * @param registry the declared policies
+	 * @param rateLimiter the limiter
+	 */
+	public RateLimitsEndpoint(RateLimitedMethodRegistry registry, RateLimiter rateLimiter) {
+		this.registry = registry;
+		this.rateLimiter = rateLimiter;
+	}
+
+	/**
+	 * Describe the store and every policy.
+	 * @return the description
+	 */
+	@ReadOperation
+	public RateLimitsDescriptor rateLimits() {
+		List<PolicyDescriptor> policies = this.registry.declaredPolicies()
+			.stream()
+			.map(RateLimitsEndpoint::describe)
+			.toList();
+		return new RateLimitsDescriptor(this.rateLimiter.store().getClass().getSimpleName(), policies);
+	}
+
+	/**
+	 * Describe one policy.
+	 * @param policy the policy's name
+	 * @return the description, or {@code null} (404) for an unknown policy
+	 */
+	@ReadOperation
+	public @Nullable PolicyDescriptor policy(@Selector String policy) {
+		DeclaredPolicy declared = this.registry.declaredPolicy(policy);
+		return (declared != null) ? describe(declared) : null;
+	}
+
+	/**
+	 * Read one key's state under a policy without taking a unit: asked as a request that costs more than the
+	 * capacity, which every store rejects and counts nothing for.
+	 * @param policy the policy's name
+	 * @param key the key, as the limiter sees it (the key expression's value, or the client's address)
+	 * @return the state, or {@code null} (404) for an unknown policy
+	 */
+	@ReadOperation
+	public @Nullable KeyDescriptor key(@Selector String policy, @Selector String key) {
+		DeclaredPolicy declared = this.registry.declaredPolicy(policy);
+		if (declared == null) {
+			return null;
+		}
+		RateLimitPolicy limit = declared.policy();
+		Decision probe = this.rateLimiter.store().tryAcquire(limit, StoreKeys.bounded(key), limit.capacity() + 1);
+		return new KeyDescriptor(limit.name(), key, probe.limit(), probe.remaining(), probe.resetAfterSeconds(),
+				this.rateLimiter.isCircuitOpen(limit, key));
+	}
+
+	/**
+	 * Reset one key of one policy: its next request is decided as a new client's.
+	 * @param policy the policy's name
+	 * @param key the key, as the limiter sees it
+	 * @return what was reset, or {@code null} (404) for an unknown policy
+	 */
+	@DeleteOperation
+	public @Nullable Map<String, String> reset(@Selector String policy, @Selector String key) {
+		DeclaredPolicy declared = this.registry.declaredPolicy(policy);
+		if (declared == null) {
+			return null;
+		}
+		this.rateLimiter.reset(declared.policy(), key);
+		return Map.of("policy", policy, "key", key, "reset", "true");
+	}
+
+	private static PolicyDescriptor describe(DeclaredPolicy declared) {
+		RateLimitPolicy policy = declared.policy();
+		return new PolicyDescriptor(policy.name(), policy.algorithm().name(), policy.limit(),
+				Durations.format(policy.window()), policy.algorithm().isBucket() ? policy.burst() : null,
+				policy.failureMode().name(), declared.declaredBy(), declared.sources());
+	}
+
+	/**
+	 * The store and the policies.
+	 * @param store the store's type
+	 * @param policies the policies
+	 */
+	public record RateLimitsDescriptor(String store, List<PolicyDescriptor> policies) {
+	}
+
+	/**
+	 * One policy's effective configuration and where each value came from ({@code annotation}, or the property).
+	 * @param name the name
+	 * @param algorithm the algorithm
+	 * @param limit the limit
+	 * @param window the window
+	 * @param burst the burst of the bucket algorithms
+	 * @param failureMode the failure mode
+	 * @param declaredBy the methods that declare it
+	 * @param sources by attribute, where its value came from
+	 */
+	public record PolicyDescriptor(String name, String algorithm, long limit, String window, @Nullable Long burst,
+			String failureMode, List<String> declaredBy, Map<String, String> sources) {
+	}
+
+	/**
+	 * One key's state under a policy.
+	 * @param policy the policy
+	 * @param key the key
+	 * @param limit the capacity
+	 * @param remaining the units that could pass now
+	 * @param resetAfterSeconds seconds until the full capacity is back
+	 * @param circuitOpen whether the circuit in front of the store's part holding the key is open
+	 */
+	public record KeyDescriptor(String policy, String key, long limit, long remaining, long resetAfterSeconds,
+			boolean circuitOpen) {
+	}
+
+}

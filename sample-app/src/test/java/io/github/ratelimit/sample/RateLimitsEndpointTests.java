@@ -1,0 +1,96 @@
+package io.github.ratelimit.sample;
+
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+
+import org.junit.jupiter.api.Test;
+
+import org.springframework.boot.SpringApplication;
+import org.springframework.context.ConfigurableApplicationContext;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The {@code ratelimits} actuator endpoint over HTTP: hidden unless exposed, reads that take nothing, and a reset
+ * that needs access granted.
+ */
+class RateLimitsEndpointTests {
+
+	private final HttpClient client = HttpClient.newHttpClient();
+
+	@Test
+	void theEndpointIsNotExposedUnlessTheApplicationExposesIt() throws Exception {
+		try (ConfigurableApplicationContext app = start()) {
+			assertThat(send(app, "GET", "/actuator/ratelimits").statusCode()).isEqualTo(404);
+		}
+	}
+
+	@Test
+	void readsListThePoliciesWithTheSourceOfEachValueAndAKeysStateWithoutTakingAUnit() throws Exception {
+		try (ConfigurableApplicationContext app = start("--management.endpoints.web.exposure.include=ratelimits")) {
+			HttpResponse<String> all = send(app, "GET", "/actuator/ratelimits");
+			assertThat(all.statusCode()).isEqualTo(200);
+			assertThat(all.body()).contains("\"store\":\"InMemoryRateLimitStore")
+				.contains("\"name\":\"orders\"")
+				.contains("\"limit\":\"ratelimit.policies.orders.limit\"")
+				.contains("\"algorithm\":\"annotation\"")
+				.contains("ResourceController#orders(String)");
+			awayFromAMinutesEdge();
+			for (int i = 0; i < 3; i++) {
+				send(app, "GET", "/api/v1/users/endpoint-user/orders");
+			}
+			for (int i = 0; i < 2; i++) {
+				HttpResponse<String> key = send(app, "GET", "/actuator/ratelimits/orders/endpoint-user");
+				assertThat(key.statusCode()).isEqualTo(200);
+				assertThat(key.body()).contains("\"remaining\":7").contains("\"limit\":10");
+			}
+			assertThat(send(app, "GET", "/actuator/ratelimits/no-such-policy/endpoint-user").statusCode())
+				.isEqualTo(404);
+		}
+	}
+
+	@Test
+	void theResetIsRefusedUnlessAccessIsGrantedAndThenUnblocksTheClient() throws Exception {
+		try (ConfigurableApplicationContext readOnly = start("--management.endpoints.web.exposure.include=ratelimits")) {
+			awayFromAMinutesEdge();
+			send(readOnly, "GET", "/api/v1/users/blocked/orders");
+			assertThat(send(readOnly, "DELETE", "/actuator/ratelimits/orders/blocked").statusCode()).isBetween(400, 499);
+			assertThat(send(readOnly, "GET", "/actuator/ratelimits/orders/blocked").body()).contains("\"remaining\":9");
+		}
+		try (ConfigurableApplicationContext granted = start("--management.endpoints.web.exposure.include=ratelimits",
+				"--management.endpoint.ratelimits.access=unrestricted")) {
+			awayFromAMinutesEdge();
+			for (int i = 0; i < 10; i++) {
+				send(granted, "GET", "/api/v1/users/blocked/orders");
+			}
+			assertThat(send(granted, "GET", "/api/v1/users/blocked/orders").statusCode()).isEqualTo(429);
+			assertThat(send(granted, "DELETE", "/actuator/ratelimits/orders/blocked").statusCode()).isEqualTo(200);
+			assertThat(send(granted, "GET", "/api/v1/users/blocked/orders").statusCode()).isEqualTo(200);
+		}
+	}
+
+	/** 'orders' is a fixed window of a minute on the application's clock: keep its edge out of the way. */
+	private static void awayFromAMinutesEdge() throws InterruptedException {
+		while (System.currentTimeMillis() % 60_000 > 55_000) {
+			Thread.sleep(200);
+		}
+	}
+
+	private static ConfigurableApplicationContext start(String... arguments) {
+		String[] all = new String[arguments.length + 1];
+		all[0] = "--server.port=0";
+		System.arraycopy(arguments, 0, all, 1, arguments.length);
+		return SpringApplication.run(SampleApplication.class, all);
+	}
+
+	private HttpResponse<String> send(ConfigurableApplicationContext app, String method, String path)
+			throws Exception {
+		String port = app.getEnvironment().getProperty("local.server.port");
+		return this.client.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
+			.method(method, HttpRequest.BodyPublishers.noBody())
+			.build(), HttpResponse.BodyHandlers.ofString());
+	}
+
+}
