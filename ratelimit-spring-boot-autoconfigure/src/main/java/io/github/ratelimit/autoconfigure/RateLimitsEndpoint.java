@@ -73,11 +73,14 @@ public class RateLimitsEndpoint {
 	 * Read one key's state under a policy without taking a unit: asked as a request that costs more than the
 	 * capacity, which every store rejects and counts nothing for.
 	 * @param policy the policy's name
-	 * @param key the key, as the limiter sees it (the key expression's value, or the client's address)
+	 * @param keyPath the key, as the limiter sees it (the key expression's value, or the client's address; an IPv6
+	 * network's {@code /} is a path separator, so the rest of the path is the key)
 	 * @return the state, or {@code null} (404) for an unknown policy
 	 */
 	@ReadOperation
-	public @Nullable KeyDescriptor key(@Selector String policy, @Selector String key) {
+	public @Nullable KeyDescriptor key(@Selector String policy,
+			@Selector(match = Selector.Match.ALL_REMAINING) String[] keyPath) {
+		String key = String.join("/", keyPath);
 		DeclaredPolicy declared = this.registry.declaredPolicy(policy);
 		if (declared == null) {
 			return null;
@@ -91,11 +94,13 @@ public class RateLimitsEndpoint {
 	/**
 	 * Reset one key of one policy: its next request is decided as a new client's.
 	 * @param policy the policy's name
-	 * @param key the key, as the limiter sees it
+	 * @param keyPath the key, as the limiter sees it (the rest of the path)
 	 * @return what was reset, or {@code null} (404) for an unknown policy
 	 */
 	@DeleteOperation
-	public @Nullable Map<String, String> reset(@Selector String policy, @Selector String key) {
+	public @Nullable Map<String, String> reset(@Selector String policy,
+			@Selector(match = Selector.Match.ALL_REMAINING) String[] keyPath) {
+		String key = String.join("/", keyPath);
 		DeclaredPolicy declared = this.registry.declaredPolicy(policy);
 		if (declared == null) {
 			return null;

@@ -48,6 +48,11 @@ class RateLimitsEndpointTests {
 			}
 			assertThat(send(app, "GET", "/actuator/ratelimits/no-such-policy/endpoint-user").statusCode())
 				.isEqualTo(404);
+			// The default key is the client's address; an IPv6 network's slash is part of the key.
+			send(app, "GET", "/api/v1/resources");
+			assertThat(send(app, "GET", "/actuator/ratelimits/resources/127.0.0.1").body()).contains("\"remaining\":4");
+			assertThat(send(app, "GET", "/actuator/ratelimits/resources/2001:db8:0:0:0:0:0:0/64").body())
+				.contains("\"key\":\"2001:db8:0:0:0:0:0:0/64\"").contains("\"remaining\":5");
 		}
 	}
 
