@@ -1,6 +1,5 @@
 package io.github.ratelimit.test;
 
-import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -64,7 +63,7 @@ public final class Dynalite implements AutoCloseable {
 	 * @throws IllegalStateException if {@code node} is missing on CI
 	 */
 	public static boolean isAvailable() {
-		boolean available = findExecutable("node") != null;
+		boolean available = Executables.find("node") != null;
 		String ci = System.getenv("CI");
 		if (!available && ci != null && !ci.isBlank() && !ci.equalsIgnoreCase("false")) {
 			throw new IllegalStateException("node is not on the PATH, and CI is set: the DynamoDB tests need Node.js "
@@ -127,7 +126,7 @@ public final class Dynalite implements AutoCloseable {
 	}
 
 	private void launch() {
-		String node = findExecutable("node");
+		String node = Executables.find("node");
 		if (node == null) {
 			throw new IllegalStateException("node is not on the PATH: install Node.js 20 or later to run dynalite");
 		}
@@ -201,7 +200,7 @@ public final class Dynalite implements AutoCloseable {
 				}
 				Files.write(target.resolve("package-lock.json"), lock);
 				Files.write(target.resolve("package.json"), resource("package.json"));
-				String npm = findExecutable("npm");
+				String npm = Executables.find("npm");
 				if (npm == null) {
 					throw new IllegalStateException("npm is not on the PATH: install Node.js (with npm) to run dynalite");
 				}
@@ -244,22 +243,6 @@ public final class Dynalite implements AutoCloseable {
 		catch (NoSuchAlgorithmException ex) {
 			throw new IllegalStateException(ex);
 		}
-	}
-
-	static String findExecutable(String name) {
-		for (String dir : System.getenv().getOrDefault("PATH", "").split(File.pathSeparator)) {
-			File candidate = new File(dir, name);
-			if (candidate.canExecute()) {
-				return candidate.getAbsolutePath();
-			}
-		}
-		for (String dir : new String[] { "/usr/bin", "/usr/local/bin" }) {
-			File candidate = new File(dir, name);
-			if (candidate.canExecute()) {
-				return candidate.getAbsolutePath();
-			}
-		}
-		return null;
 	}
 
 	@Override

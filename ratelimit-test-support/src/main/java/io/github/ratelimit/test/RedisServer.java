@@ -1,6 +1,5 @@
 package io.github.ratelimit.test;
 
-import java.io.File;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;
@@ -141,20 +140,12 @@ public final class RedisServer implements AutoCloseable {
 	}
 
 	static String executable(String name) {
-		for (String dir : System.getenv().getOrDefault("PATH", "").split(File.pathSeparator)) {
-			File candidate = new File(dir, name);
-			if (candidate.canExecute()) {
-				return candidate.getAbsolutePath();
-			}
+		String path = Executables.find(name);
+		if (path == null) {
+			throw new IllegalStateException(name + " is not on the PATH: install it (apt-get install redis-server), "
+					+ "run Docker, or set " + URL_VARIABLE + " to an external Redis");
 		}
-		for (String dir : new String[] { "/usr/bin", "/usr/local/bin", "/usr/sbin" }) {
-			File candidate = new File(dir, name);
-			if (candidate.canExecute()) {
-				return candidate.getAbsolutePath();
-			}
-		}
-		throw new IllegalStateException(name + " is not on the PATH: install it (apt-get install redis-server), "
-				+ "run Docker, or set " + URL_VARIABLE + " to an external Redis");
+		return path;
 	}
 
 	public String host() {
