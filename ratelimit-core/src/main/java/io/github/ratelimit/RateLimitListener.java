@@ -21,9 +21,19 @@ public interface RateLimitListener {
 	}
 
 	/**
-	 * Called when the store failed to decide; {@link #onDecision} follows with what the failure mode decided.
+	 * Called when a policy in shadow mode would have rejected a request that it let pass (see
+	 * {@link PolicyMode#SHADOW}).
 	 * @param policy the policy
-	 * @param failure what went wrong, or {@code null} if the store was not called because its circuit is open
+	 * @param decision what the store decided
+	 * @since 0.2.0
+	 */
+		default void onShadowRejection(RateLimitPolicy policy, Decision decision) {
+	}
+
+	/**
+	 * Called when the store could not decide, before the failure mode applies.
+	 * @param policy the policy
+	 * @param failure the failure, or {@code null} when the store was not called because its circuit is open
 	 */
 	default void onStoreFailure(RateLimitPolicy policy, @org.jspecify.annotations.Nullable RuntimeException failure) {
 	}

@@ -8,6 +8,7 @@ import java.lang.annotation.RetentionPolicy;
 import java.lang.annotation.Target;
 
 import io.github.ratelimit.Algorithm;
+import io.github.ratelimit.PolicyMode;
 
 /**
  * Limits how often the annotated method may be invoked, per key. On a class, applies to every handler method of the
@@ -93,5 +94,34 @@ public @interface RateLimited {
 	 * @return the cost, at least 1
 	 */
 	String cost() default "1";
+
+	/**
+	 * Which outcomes count: HTTP status codes ({@code 401}) or classes ({@code 4xx}, {@code 5xx}) of the response
+	 * the method produces. The limit is checked before the method runs; the unit is kept if the outcome matches and
+	 * given back otherwise. {@code countOn = "401"} on a login endpoint counts failed logins only. The status is that
+	 * of a returned {@code ResponseEntity}, of a thrown exception ({@code ErrorResponse}, {@code @ResponseStatus},
+	 * else 500), or else the method's {@code @ResponseStatus} or 200. Empty (the default): every admitted request
+	 * counts. {@code ratelimit.policies.<name>.count-on} overrides it.
+	 * @return the status codes or classes that count
+	 * @since 0.2.0
+	 */
+	String[] countOn() default {};
+
+	/**
+	 * A SpEL condition, over the same variables as {@link #key()}: when it is {@code true}, this policy neither
+	 * counts nor limits the request. Empty (the default): never skipped. {@code ratelimit.policies.<name>.skip}
+	 * overrides it.
+	 * @return the condition
+	 * @since 0.2.0
+	 */
+	String skip() default "";
+
+	/**
+	 * Whether the policy rejects, or only reports what it would have rejected; {@code ratelimit.policies.<name>.mode}
+	 * overrides it.
+	 * @return the mode
+	 * @since 0.2.0
+	 */
+	PolicyMode mode() default PolicyMode.ENFORCE;
 
 }

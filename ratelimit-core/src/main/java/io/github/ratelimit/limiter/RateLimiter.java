@@ -9,11 +9,16 @@ import io.github.ratelimit.Decision;
 import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 
 import io.github.ratelimit.memory.InMemoryRateLimitStore;
+import io.github.ratelimit.store.Acquisition;
+import io.github.ratelimit.store.OneByOne;
 import io.github.ratelimit.store.RateLimitStore;
+import io.github.ratelimit.store.Reservation;
 import io.github.ratelimit.store.StoreKeys;
 import org.jspecify.annotations.Nullable;
 
@@ -150,6 +155,167 @@ public final class RateLimiter {
 	}
 
 	/**
+	 * Decide a request that several limits apply to, all or nothing: it passes only if every acquisition is
+	 * admitted, and a request rejected by any of them takes nothing from any of them. Every acquisition's deny cache
+	 * is checked before the store is asked; the store decides them together (on Redis, one script call per hash
+	 * slot). When the store fails, each policy's failure mode decides for it. Never throws for a store failure.
+	 * @param acquisitions the acquisitions, of different policies or keys, at least one
+	 * @return the admission, whose units can be given back one by one
+	 * @throws IllegalArgumentException if there is no acquisition
+	 * @since 0.2.0
+	 */
+	public Admission tryAcquireAll(List<Acquisition> acquisitions) {
+		if (acquisitions.isEmpty()) {
+			throw new IllegalArgumentException("'acquisitions' must not be empty");
+		}
+		List<Acquisition> bounded = bounded(acquisitions);
+		int size = bounded.size();
+		@Nullable Decision[] decisions = new Decision[size];
+		long[] countedAt = new long[size];
+		@Nullable RateLimitStore[] heldBy = new RateLimitStore[size];
+		long now = this.clock.currentTimeMillis();
+		long resets = this.resets.get();
+		if (this.denyCache != null) {
+			boolean denied = false;
+			for (int i = 0; i < size; i++) {
+				Acquisition acquisition = bounded.get(i);
+				Decision cached = this.denyCache.check(acquisition.policy(), acquisition.key(), acquisition.cost(), now);
+				if (cached != null) {
+					decisions[i] = notify(acquisition.policy(), cached);
+					denied = true;
+				}
+			}
+			if (denied) {
+				return new Admission(this, bounded, decisions, countedAt, heldBy);
+			}
+		}
+		CircuitBreaker[] breakers = breakers(bounded);
+		CircuitBreaker.Permission[] permissions = new CircuitBreaker.Permission[breakers.length];
+		for (int b = 0; b < breakers.length; b++) {
+			permissions[b] = breakers[b].tryCall(now);
+			if (permissions[b] == CircuitBreaker.Permission.SKIP) {
+				for (int taken = 0; taken < b; taken++) {
+					breakers[taken].release(permissions[taken]);
+				}
+				return onStoreFailure(bounded, decisions, countedAt, heldBy, now, breakers[b], null);
+			}
+		}
+		Reservation reservation;
+		try {
+			reservation = this.store.tryAcquireAll(bounded);
+		}
+		catch (RuntimeException ex) {
+			for (int b = 0; b < breakers.length; b++) {
+				if (ex instanceof IllegalArgumentException) {
+					breakers[b].release(permissions[b]);
+				}
+				else {
+					breakers[b].onFailure(this.clock.currentTimeMillis(), permissions[b], ex);
+				}
+			}
+			if (ex instanceof IllegalArgumentException) {
+				throw ex;
+			}
+			return onStoreFailure(bounded, decisions, countedAt, heldBy, now, breakers[0], ex);
+		}
+		for (CircuitBreaker breaker : breakers) {
+			breaker.onSuccess();
+		}
+		boolean allowed = reservation.allowed();
+		for (int i = 0; i < size; i++) {
+			Acquisition acquisition = bounded.get(i);
+			Decision decision = reservation.decisions().get(i);
+			if (!decision.allowed() && this.denyCache != null && this.resets.get() == resets) {
+				this.denyCache.remember(acquisition.policy(), acquisition.key(), acquisition.cost(), decision, now);
+			}
+			decisions[i] = notify(acquisition.policy(), decision);
+			countedAt[i] = reservation.countedAt(i);
+			heldBy[i] = allowed ? this.store : null;
+		}
+		return new Admission(this, bounded, decisions, countedAt, heldBy);
+	}
+
+	private static List<Acquisition> bounded(List<Acquisition> acquisitions) {
+		List<Acquisition> bounded = new ArrayList<>(acquisitions.size());
+		for (Acquisition acquisition : acquisitions) {
+			String key = StoreKeys.bounded(acquisition.key());
+			bounded.add(key.equals(acquisition.key()) ? acquisition
+					: new Acquisition(acquisition.policy(), key, acquisition.cost()));
+		}
+		return bounded;
+	}
+
+	/** The distinct breakers of the parts of the store the acquisitions live on. */
+	private CircuitBreaker[] breakers(List<Acquisition> acquisitions) {
+		if (!this.partitioned) {
+			return new CircuitBreaker[] { this.circuitBreaker };
+		}
+		List<CircuitBreaker> breakers = new ArrayList<>(2);
+		for (Acquisition acquisition : acquisitions) {
+			CircuitBreaker breaker = breaker(this.store.partitionOf(acquisition.policy(), acquisition.key()));
+			if (!breakers.contains(breaker)) {
+				breakers.add(breaker);
+			}
+		}
+		return breakers.toArray(new CircuitBreaker[0]);
+	}
+
+	/** Each policy's failure mode decides for it; the in-memory fallback decides the LOCAL ones together. */
+	private Admission onStoreFailure(List<Acquisition> acquisitions, @Nullable Decision[] decisions, long[] countedAt,
+			@Nullable RateLimitStore[] heldBy, long now, CircuitBreaker breaker, @Nullable RuntimeException failure) {
+		List<Acquisition> local = new ArrayList<>();
+		List<Integer> localIndexes = new ArrayList<>();
+		boolean allowed = true;
+		for (int i = 0; i < acquisitions.size(); i++) {
+			RateLimitPolicy policy = acquisitions.get(i).policy();
+			if (policy.failureMode() == FailureMode.LOCAL) {
+				local.add(acquisitions.get(i));
+				localIndexes.add(i);
+				logFailure(policy, now, failure);
+			}
+			else {
+				decisions[i] = onStoreFailure(policy, acquisitions.get(i).key(), acquisitions.get(i).cost(), now,
+						breaker, failure);
+				allowed &= decisions[i].allowed();
+			}
+		}
+		if (!local.isEmpty()) {
+			Reservation reservation = this.fallbackStore.tryAcquireAll(local);
+			boolean localAllowed = reservation.allowed();
+			if (localAllowed && !allowed) {
+				// Rejected by a policy that fails closed: the fallback gives back what it took.
+				for (int j = 0; j < local.size(); j++) {
+					this.fallbackStore.refund(local.get(j), reservation.countedAt(j));
+				}
+			}
+			for (int j = 0; j < local.size(); j++) {
+				int i = localIndexes.get(j);
+				Decision decision = reservation.decisions().get(j);
+				if (localAllowed && !allowed) {
+					decision = OneByOne.givenBack(decision, local.get(j).cost());
+				}
+				decisions[i] = notify(local.get(j).policy(), decision.withOrigin(Decision.Origin.LOCAL_FALLBACK));
+				countedAt[i] = reservation.countedAt(j);
+				heldBy[i] = (localAllowed && allowed) ? this.fallbackStore : null;
+			}
+		}
+		return new Admission(this, acquisitions, decisions, countedAt, heldBy);
+	}
+
+	/** Give back what an admitted acquisition holds; a store that cannot be reached keeps it. */
+	void refund(RateLimitStore holder, Acquisition acquisition, long countedAt) {
+		try {
+			holder.refund(acquisition, countedAt);
+		}
+		catch (RuntimeException ex) {
+			long now = this.clock.currentTimeMillis();
+			this.failureLogger.log(Level.WARNING, now, (skipped) -> "Rate limit store could not give back units of "
+					+ "policy '" + acquisition.policy().name() + "' (" + ex.getMessage() + "); the client stays counted"
+					+ ((skipped > 0) ? " (" + skipped + " more failures since the last message)" : ""), null);
+		}
+	}
+
+	/**
 	 * Forget the state of {@code key} under {@code policy}, in the store and in this limiter's deny cache, so that
 	 * its next request is decided as a new client's: what an operator does to unblock a customer.
 	 * @param policy the policy
@@ -272,6 +438,15 @@ public final class RateLimiter {
 	}
 
 	/**
+	 * Return the listener this limiter reports decisions to.
+	 * @return the listener
+	 * @since 0.2.0
+	 */
+	public RateLimitListener listener() {
+		return this.listener;
+	}
+
+	/**
 	 * Return the store this limiter asks.
 	 * @return the store
 	 */
@@ -309,12 +484,8 @@ public final class RateLimiter {
 
 	private Decision onStoreFailure(RateLimitPolicy policy, String key, long cost, long now, CircuitBreaker breaker,
 			@Nullable RuntimeException failure) {
-		this.listener.onStoreFailure(policy, failure);
+		logFailure(policy, now, failure);
 		FailureMode mode = policy.failureMode();
-		String cause = (failure != null) ? failure.getMessage() : "circuit open after repeated failures";
-		this.failureLogger.log(Level.WARNING, now, (skipped) -> "Rate limit store could not decide for policy '"
-				+ policy.name() + "' (" + cause + "); failure mode " + mode + ": " + describe(mode)
-				+ ((skipped > 0) ? " (" + skipped + " more failures since the last message)" : ""), null);
 		Decision decision = switch (mode) {
 			case ALLOW -> new Decision(true, policy.capacity(), policy.capacity(), 0, 0, Decision.Origin.FAIL_OPEN);
 			case DENY -> {
@@ -324,6 +495,15 @@ public final class RateLimiter {
 			case LOCAL -> this.fallbackStore.tryAcquire(policy, key, cost).withOrigin(Decision.Origin.LOCAL_FALLBACK);
 		};
 		return notify(policy, decision);
+	}
+
+	private void logFailure(RateLimitPolicy policy, long now, @Nullable RuntimeException failure) {
+		this.listener.onStoreFailure(policy, failure);
+		FailureMode mode = policy.failureMode();
+		String cause = (failure != null) ? failure.getMessage() : "circuit open after repeated failures";
+		this.failureLogger.log(Level.WARNING, now, (skipped) -> "Rate limit store could not decide for policy '"
+				+ policy.name() + "' (" + cause + "); failure mode " + mode + ": " + describe(mode)
+				+ ((skipped > 0) ? " (" + skipped + " more failures since the last message)" : ""), null);
 	}
 
 	private static String describe(FailureMode mode) {

@@ -45,6 +45,13 @@ final class FixedWindow extends KeyState {
 	}
 
 	@Override
+	void refund(RateLimitPolicy policy, long at, long cost) {
+		if (this.start == at - Math.floorMod(at, policy.windowMillis())) {
+			this.count -= Math.min(cost, this.count);
+		}
+	}
+
+	@Override
 	long expiresAt(RateLimitPolicy policy) {
 		return this.start + policy.windowMillis();
 	}

@@ -2,13 +2,17 @@ package io.github.ratelimit.memory;
 
 import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
+import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.RateLimitPolicy;
 import io.github.ratelimit.TimeSource;
+import io.github.ratelimit.store.Acquisition;
+import io.github.ratelimit.store.OneByOne;
 import io.github.ratelimit.store.RateLimitStore;
+import io.github.ratelimit.store.Reservation;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -126,7 +130,18 @@ public final class InMemoryRateLimitStore implements RateLimitStore {
 		if (cost < 1) {
 			throw new IllegalArgumentException("'cost' must be at least 1 but was " + cost);
 		}
+		return decide(policy, key, cost, this.clock.currentTimeMillis());
+	}
+
+	@Override
+	public Reservation tryAcquireAll(List<Acquisition> acquisitions) {
+		// One time for all, so that each refund finds its admission (the sliding log keys entries by time).
 		long now = this.clock.currentTimeMillis();
+		return OneByOne.tryAcquireAll(acquisitions, () -> now,
+				(acquisition, at) -> decide(acquisition.policy(), acquisition.key(), acquisition.cost(), at), this);
+	}
+
+	private Decision decide(RateLimitPolicy policy, String key, long cost, long now) {
 		PolicyTable table = this.tables.get(policy);
 		if (table != null) {
 			// The common path, a known key, kept small so that the JIT can inline it whole.
@@ -231,6 +246,29 @@ public final class InMemoryRateLimitStore implements RateLimitStore {
 	 * <p>
 	 * The key's state is dropped at once; a decision on it in progress completes, and the next one starts fresh.
 	 */
+	@Override
+	public void refund(Acquisition acquisition, long countedAtMillis) {
+		PolicyTable table = this.tables.get(acquisition.policy());
+		KeyState state = (table != null) ? table.states.get(acquisition.key()) : null;
+		if (state == null) {
+			return; // evicted or reset: nothing it holds was taken by this acquisition
+		}
+		state.lock();
+		try {
+			if (!state.retired) {
+				state.refund(acquisition.policy(), countedAtMillis, acquisition.cost());
+			}
+		}
+		finally {
+			state.unlock();
+		}
+	}
+
+	@Override
+	public long currentTimeMillis() {
+		return this.clock.currentTimeMillis();
+	}
+
 	@Override
 	public void reset(RateLimitPolicy policy, String key) {
 		PolicyTable table = this.tables.get(policy);

@@ -137,6 +137,12 @@ abstract class KeyState {
 	abstract long expiresAt(RateLimitPolicy policy);
 
 	/**
+	 * Give back {@code cost} units admitted at time {@code at}, if they still count: to their window, never more
+	 * than it holds.
+	 */
+	abstract void refund(RateLimitPolicy policy, long at, long cost);
+
+	/**
 	 * Create the fresh state of a key.
 	 * @param algorithm the policy's algorithm
 	 * @param key the key

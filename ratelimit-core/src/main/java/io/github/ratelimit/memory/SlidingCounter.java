@@ -80,6 +80,18 @@ final class SlidingCounter extends KeyState {
 	}
 
 	@Override
+	void refund(RateLimitPolicy policy, long at, long cost) {
+		long window = policy.windowMillis();
+		long start = at - Math.floorMod(at, window);
+		if (this.start == start) {
+			this.current -= Math.min(cost, this.current);
+		}
+		else if (this.start == start + window) {
+			this.previous -= Math.min(cost, this.previous);
+		}
+	}
+
+	@Override
 	long expiresAt(RateLimitPolicy policy) {
 		return this.start + 2 * policy.windowMillis();
 	}

@@ -101,6 +101,24 @@ final class SlidingLog extends KeyState {
 	}
 
 	@Override
+	void refund(RateLimitPolicy policy, long at, long cost) {
+		// Refunds are of recent admissions: search from the newest. An entry left at 0 units is harmless.
+		for (int i = this.size - 1; i >= 0; i--) {
+			int index = (this.head + i) % this.times.length;
+			long time = this.times[index];
+			if (time == at) {
+				long back = Math.min(cost, this.costs[index]);
+				this.costs[index] -= back;
+				this.sum -= back;
+				return;
+			}
+			if (time < at) {
+				return;
+			}
+		}
+	}
+
+	@Override
 	long expiresAt(RateLimitPolicy policy) {
 		return (this.size > 0) ? newest() + policy.windowMillis() : Long.MIN_VALUE;
 	}

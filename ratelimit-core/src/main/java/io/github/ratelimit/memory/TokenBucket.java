@@ -66,6 +66,14 @@ final class TokenBucket extends KeyState {
 	}
 
 	@Override
+	void refund(RateLimitPolicy policy, long at, long cost) {
+		// Tokens given back at the last admission's time are as good as never taken; the bucket never overfills.
+		if (!this.fresh) {
+			this.units = Math.min(policy.burst() * policy.unitsPerToken(), this.units + cost * policy.unitsPerToken());
+		}
+	}
+
+	@Override
 	long expiresAt(RateLimitPolicy policy) {
 		long capacity = policy.burst() * policy.unitsPerToken();
 		return this.fresh ? Long.MIN_VALUE : this.last + IntMath.ceilDiv(capacity - this.units, policy.unitsPerMilli());

@@ -1,5 +1,7 @@
 package io.github.ratelimit.store;
 
+import java.util.List;
+
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.RateLimitPolicy;
 
@@ -22,6 +24,50 @@ public interface RateLimitStore {
 	 * @throws RateLimitStoreException if the store cannot decide (unreachable, too slow)
 	 */
 	Decision tryAcquire(RateLimitPolicy policy, String key, long cost);
+
+	/**
+	 * Take the units of every acquisition, or of none: a request that several limits apply to passes only if every
+	 * one of them admits it, and one rejected by any of them consumes nothing from any of them. The acquisitions are
+	 * of different policies (or keys).
+	 * <p>
+	 * This default asks for each in turn and, when any is rejected, gives back what the others took: exact in what
+	 * stays counted, though a concurrent request may briefly see the units of a request about to be rejected. Stores
+	 * that can decide several keys in one atomic step (a Redis script) override it.
+	 * @param acquisitions the acquisitions, at least one
+	 * @return the decisions, and the times the admitted ones were counted at
+	 * @throws RateLimitStoreException if the store cannot decide; nothing stays taken as far as the store could
+	 * be reached
+	 * @since 0.2.0
+	 */
+	default Reservation tryAcquireAll(List<Acquisition> acquisitions) {
+		return OneByOne.tryAcquireAll(acquisitions, this::currentTimeMillis,
+				(acquisition, now) -> tryAcquire(acquisition.policy(), acquisition.key(), acquisition.cost()), this);
+	}
+
+	/**
+	 * Give back the units an admitted acquisition took, to the window that counted them: for a request whose
+	 * policy counts only some outcomes (failed logins, say), or whose other limits rejected it. If that window has
+	 * passed or the key was reset meanwhile, nothing changes: a refund never creates capacity that was not taken.
+	 * @param acquisition the acquisition, as admitted
+	 * @param countedAtMillis the time it was counted at (see {@link Reservation#countedAt(int)}; for
+	 * {@link #tryAcquire}, the time of the store's clock when it decided)
+	 * @throws RateLimitStoreException if the store cannot be reached
+	 * @throws UnsupportedOperationException if the store cannot give units back
+	 * @since 0.2.0
+	 */
+	default void refund(Acquisition acquisition, long countedAtMillis) {
+		throw new UnsupportedOperationException(getClass().getSimpleName() + " cannot give units back");
+	}
+
+	/**
+	 * Return the time of this store's clock, as its decisions see it: what {@link #refund} is given for a decision
+	 * of {@link #tryAcquire}. By default the system clock.
+	 * @return milliseconds since the epoch
+	 * @since 0.2.0
+	 */
+	default long currentTimeMillis() {
+		return System.currentTimeMillis();
+	}
 
 	/**
 	 * Forget the state of {@code key} under {@code policy}, so that its next request is decided as a new client's:

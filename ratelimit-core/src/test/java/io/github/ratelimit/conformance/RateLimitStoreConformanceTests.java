@@ -1,6 +1,7 @@
 package io.github.ratelimit.conformance;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.Random;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -9,7 +10,9 @@ import io.github.ratelimit.Algorithm;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.RateLimitPolicy;
 import io.github.ratelimit.TimeSource;
+import io.github.ratelimit.store.Acquisition;
 import io.github.ratelimit.store.RateLimitStore;
+import io.github.ratelimit.store.Reservation;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -296,6 +299,78 @@ public abstract class RateLimitStoreConformanceTests {
 		assertThat(decision.remaining()).isNotNegative();
 		assertThat(decision.resetAfterMillis()).isNotNegative();
 		return decision;
+	}
+
+	@ParameterizedTest
+	@EnumSource(Algorithm.class)
+	void aRequestRejectedByOneOfItsLimitsTakesNothingFromTheOthers(Algorithm algorithm) {
+		RateLimitPolicy tested = policy(algorithm, 5, Duration.ofMinutes(1));
+		RateLimitPolicy strict = policy(Algorithm.FIXED, 1, Duration.ofMinutes(1));
+		assumeSupported(tested);
+		this.clock.alignTo(tested.window(), 1_000);
+		List<Acquisition> both = List.of(new Acquisition(tested, "k", 1), new Acquisition(strict, "k", 1));
+		assertThat(this.store.tryAcquireAll(both).allowed()).isTrue();
+		for (int i = 0; i < 3; i++) {
+			Reservation rejected = this.store.tryAcquireAll(both);
+			assertThat(rejected.allowed()).isFalse();
+			assertThat(rejected.decisions().get(1).allowed()).isFalse();
+			// What the tested policy alone would have left: its unit was given back.
+			assertThat(rejected.decisions().get(0).remaining()).isEqualTo(4);
+		}
+		for (int remaining = 3; remaining >= 0; remaining--) {
+			assertThat(take(tested, "k", 1).remaining()).isEqualTo(remaining);
+		}
+		assertThat(take(tested, "k", 1).allowed()).isFalse();
+	}
+
+	@ParameterizedTest
+	@EnumSource(Algorithm.class)
+	void aLimitThatRejectsAfterOthersAdmittedLeavesThemUntouched(Algorithm algorithm) {
+		RateLimitPolicy first = policy(Algorithm.FIXED, 10, Duration.ofMinutes(1));
+		RateLimitPolicy tested = policy(algorithm, 2, Duration.ofMinutes(1));
+		assumeSupported(tested);
+		this.clock.alignTo(tested.window(), 1_000);
+		List<Acquisition> both = List.of(new Acquisition(first, "k", 1), new Acquisition(tested, "k", 1));
+		assertThat(this.store.tryAcquireAll(both).allowed()).isTrue();
+		assertThat(this.store.tryAcquireAll(both).allowed()).isTrue();
+		for (int i = 0; i < 5; i++) {
+			assertThat(this.store.tryAcquireAll(both).allowed()).isFalse();
+		}
+		assertThat(take(first, "k", 8).remaining()).isZero();
+	}
+
+	@ParameterizedTest
+	@EnumSource(Algorithm.class)
+	void aRefundGivesTheUnitsBack(Algorithm algorithm) {
+		RateLimitPolicy policy = policy(algorithm, 3, Duration.ofMinutes(1));
+		assumeSupported(policy);
+		this.clock.alignTo(policy.window(), 1_000);
+		Acquisition one = new Acquisition(policy, "k", 1);
+		Reservation counted = this.store.tryAcquireAll(List.of(one));
+		assertThat(counted.allowed()).isTrue();
+		this.clock.advanceMillis(10);
+		assertThat(take(policy, "k", 2).remaining()).isZero();
+		this.store.refund(one, counted.countedAt(0));
+		assertThat(take(policy, "k", 1).allowed()).isTrue();
+		assertThat(take(policy, "k", 1).allowed()).isFalse();
+		// Given back once, the units are no longer held: a second refund of the same admission gives nothing more
+		// than what the window still holds, and never more than the capacity.
+		this.store.refund(new Acquisition(policy, "other", 1), counted.countedAt(0));
+		assertThat(take(policy, "other", 3).allowed()).isTrue();
+	}
+
+	@ParameterizedTest
+	@EnumSource(value = Algorithm.class, names = { "FIXED", "SLIDING_COUNTER", "SLIDING_LOG" })
+	void aRefundOfAWindowThatHasPassedCreatesNoCapacity(Algorithm algorithm) {
+		RateLimitPolicy policy = policy(algorithm, 3, Duration.ofMinutes(1));
+		assumeSupported(policy);
+		this.clock.alignTo(policy.window(), 1_000);
+		Acquisition one = new Acquisition(policy, "k", 1);
+		Reservation counted = this.store.tryAcquireAll(List.of(one));
+		this.clock.advance(Duration.ofMinutes(2));
+		assertThat(take(policy, "k", 3).allowed()).isTrue();
+		this.store.refund(one, counted.countedAt(0));
+		assertThat(take(policy, "k", 1).allowed()).isFalse();
 	}
 
 	private void assumeSupported(RateLimitPolicy policy) {

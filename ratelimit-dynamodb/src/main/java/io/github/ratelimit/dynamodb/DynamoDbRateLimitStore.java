@@ -2,13 +2,17 @@ package io.github.ratelimit.dynamodb;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 
 import io.github.ratelimit.Algorithm;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.RateLimitPolicy;
 import io.github.ratelimit.TimeSource;
+import io.github.ratelimit.store.Acquisition;
+import io.github.ratelimit.store.OneByOne;
 import io.github.ratelimit.store.RateLimitStore;
+import io.github.ratelimit.store.Reservation;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 
 /**
@@ -70,6 +74,8 @@ public final class DynamoDbRateLimitStore implements RateLimitStore {
 
 	private final DynamoDbCalls calls;
 
+	private final ItemKeys keys;
+
 	private final FixedWindowItems fixedWindows;
 
 	private final SlidingCounterItems slidingCounters;
@@ -84,6 +90,7 @@ public final class DynamoDbRateLimitStore implements RateLimitStore {
 		this.keyPrefix = builder.keyPrefix;
 		this.calls = new DynamoDbCalls(builder.client, builder.table, builder.timeout);
 		ItemKeys keys = new ItemKeys(builder.keyPrefix);
+		this.keys = keys;
 		this.fixedWindows = new FixedWindowItems(this.calls, keys);
 		this.slidingCounters = new SlidingCounterItems(this.calls, keys);
 		this.buckets = new TokenBucketItems(this.calls, keys);
@@ -122,7 +129,50 @@ public final class DynamoDbRateLimitStore implements RateLimitStore {
 
 	@Override
 	public Decision tryAcquire(RateLimitPolicy policy, String key, long cost) {
+		return decide(policy, key, cost, now());
+	}
+
+	/** One call per acquisition, all at one time, so that each refund finds the window that counted it. */
+	@Override
+	public Reservation tryAcquireAll(List<Acquisition> acquisitions) {
 		long now = now();
+		return OneByOne.tryAcquireAll(acquisitions, () -> now,
+				(acquisition, at) -> decide(acquisition.policy(), acquisition.key(), acquisition.cost(), at), this);
+	}
+
+	/**
+	 * Give the units back with one conditional ADD: to the window item that counted them, or out of the bucket's
+	 * level. A window that is gone or holds less gives nothing back.
+	 */
+	@Override
+	public void refund(Acquisition acquisition, long countedAtMillis) {
+		RateLimitPolicy policy = acquisition.policy();
+		long deadline = this.calls.deadline();
+		switch (policy.algorithm()) {
+			case FIXED, SLIDING_COUNTER -> {
+				long window = policy.windowMillis();
+				long start = countedAtMillis - Math.floorMod(countedAtMillis, window);
+				this.calls.update(this.keys.window(policy, acquisition.key(), start), "ADD #c :back", "#c >= :cost",
+						Map.of("#c", "count"), Map.of(":back", DynamoDbCalls.number(-acquisition.cost()), ":cost",
+								DynamoDbCalls.number(acquisition.cost())),
+						deadline);
+			}
+			case TOKEN_BUCKET, LEAKY_BUCKET -> {
+				long need = acquisition.cost() * policy.unitsPerToken();
+				this.calls.update(this.keys.bucket(policy, acquisition.key()), "ADD #x :back", "#x >= :need",
+						Map.of("#x", "level"),
+						Map.of(":back", DynamoDbCalls.number(-need), ":need", DynamoDbCalls.number(need)), deadline);
+			}
+			case SLIDING_LOG -> throw unsupported(policy);
+		}
+	}
+
+	@Override
+	public long currentTimeMillis() {
+		return now();
+	}
+
+	private Decision decide(RateLimitPolicy policy, String key, long cost, long now) {
 		return switch (policy.algorithm()) {
 			case FIXED -> this.fixedWindows.decide(policy, key, now, cost);
 			case SLIDING_COUNTER -> this.slidingCounters.decide(policy, key, now, cost);

@@ -6,7 +6,9 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
 import java.util.EnumMap;
+import java.util.List;
 import java.util.HexFormat;
 import java.util.Map;
 import java.util.Objects;
@@ -14,22 +16,33 @@ import java.util.Objects;
 import io.github.ratelimit.Algorithm;
 
 /**
- * The Lua script of one algorithm: the shared prelude followed by the algorithm's body, and its SHA-1 for EVALSHA.
+ * A Lua script and its SHA-1 for EVALSHA: per algorithm, the shared prelude followed by the algorithm's body; and
+ * the script that decides several policies of one request together.
  *
- * @param algorithm the algorithm
+ * @param name the script's file name
  * @param source the script
  * @param sha1 the SHA-1 of the script, in lowercase hex
  */
-record RateLimitScript(Algorithm algorithm, byte[] source, String sha1) {
+record RateLimitScript(String name, byte[] source, String sha1) {
 
 	private static final Map<Algorithm, RateLimitScript> scripts = load();
+
+	/** Decides one request of several policies, all or nothing, or gives units back: see all-or-nothing.lua. */
+	static final RateLimitScript ALL_OR_NOTHING = of("all-or-nothing.lua",
+			read("all-or-nothing.lua").getBytes(StandardCharsets.UTF_8));
 
 	static RateLimitScript of(Algorithm algorithm) {
 		return Objects.requireNonNull(scripts.get(algorithm)); // every algorithm is loaded
 	}
 
 	static Iterable<RateLimitScript> all() {
-		return scripts.values();
+		List<RateLimitScript> all = new ArrayList<>(scripts.values());
+		all.add(ALL_OR_NOTHING);
+		return all;
+	}
+
+	private static RateLimitScript of(String name, byte[] source) {
+		return new RateLimitScript(name, source, sha1(source));
 	}
 
 	private static Map<Algorithm, RateLimitScript> load() {
@@ -37,7 +50,7 @@ record RateLimitScript(Algorithm algorithm, byte[] source, String sha1) {
 		Map<Algorithm, RateLimitScript> scripts = new EnumMap<>(Algorithm.class);
 		for (Algorithm algorithm : Algorithm.values()) {
 			byte[] source = (prelude + read(fileName(algorithm))).getBytes(StandardCharsets.UTF_8);
-			scripts.put(algorithm, new RateLimitScript(algorithm, source, sha1(source)));
+			scripts.put(algorithm, of(fileName(algorithm), source));
 		}
 		return scripts;
 	}

@@ -1,7 +1,12 @@
 package io.github.ratelimit.redis;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
@@ -9,11 +14,15 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.LongAdder;
 
+import io.github.ratelimit.Algorithm;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.RateLimitPolicy;
 import io.github.ratelimit.TimeSource;
+import io.github.ratelimit.store.Acquisition;
+import io.github.ratelimit.store.OneByOne;
 import io.github.ratelimit.store.RateLimitStore;
 import io.github.ratelimit.store.RateLimitStoreException;
+import io.github.ratelimit.store.Reservation;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.data.redis.connection.RedisConnectionFactory;
@@ -59,6 +68,15 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 
 	private static final byte[] ONE = PolicyScript.bytes(1);
 
+	private static final byte[] ZERO = PolicyScript.bytes(0);
+
+	private static final byte[] TAKE = RedisKeys.bytes("take");
+
+	private static final byte[] REFUND = RedisKeys.bytes("refund");
+
+	/** The all-or-nothing script's name of each algorithm, by ordinal. */
+	private static final byte[][] ALGORITHM_CODES = algorithmCodes();
+
 	private static final boolean JEDIS_PRESENT = ClassUtils.isPresent(
 			"org.springframework.data.redis.connection.jedis.JedisConnectionFactory",
 			RedisRateLimitStore.class.getClassLoader());
@@ -79,6 +97,9 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 
 	/** On a Lettuce Cluster: which master holds a slot, for a circuit breaker per master. */
 	private final @Nullable ClusterNodes clusterNodes;
+
+	/** Whether one script call may only hold keys of one hash slot (a Cluster, or a topology not known). */
+	private final boolean oneSlotPerCall;
 
 	private final ConcurrentHashMap<RateLimitPolicy, PolicyScript> policies = new ConcurrentHashMap<>();
 
@@ -109,6 +130,7 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 		this.clock = builder.clock;
 		this.leastTtl = PolicyScript.bytes((builder.clock != null) ? Duration.ofHours(1).toMillis() : 0);
 		// On a Cluster, or where the topology is unknown, one script call holds keys of one hash slot only.
+		this.oneSlotPerCall = cluster;
 		this.coalescer = builder.coalesce ? new Coalescer(this::send, cluster, this.timeoutNanos, builder.maxBatchSize,
 				builder.maxInFlight, "ratelimit-redis-timeouts-" + builder.keyPrefix) : null;
 	}
@@ -125,6 +147,19 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 	 * @param connectionFactory the connection factory, usually the application's
 	 * @return a builder
 	 */
+	private static byte[][] algorithmCodes() {
+		byte[][] codes = new byte[Algorithm.values().length][];
+		for (Algorithm algorithm : Algorithm.values()) {
+			codes[algorithm.ordinal()] = RedisKeys.bytes(switch (algorithm) {
+				case FIXED -> "f";
+				case SLIDING_LOG -> "l";
+				case SLIDING_COUNTER -> "c";
+				case TOKEN_BUCKET, LEAKY_BUCKET -> "b";
+			});
+		}
+		return codes;
+	}
+
 	public static Builder builder(RedisConnectionFactory connectionFactory) {
 		return new Builder(connectionFactory);
 	}
@@ -165,14 +200,7 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 			if (cause == Coalescer.OVERDUE) {
 				throw timedOut(policy);
 			}
-			if (isOutOfMemory(cause)) {
-				throw new RateLimitStoreException("Redis is out of memory (maxmemory reached, and its "
-						+ "maxmemory-policy may not evict these keys): it refuses every write, so no decision for policy '"
-						+ policy.name() + "' can be made until memory is freed. Give rate limits a Redis of their own, or "
-						+ "set maxmemory-policy to volatile-ttl (see docs/reliability.md).", cause);
-			}
-			throw new RateLimitStoreException(
-					"Redis failed to decide for policy '" + policy.name() + "': " + cause.getMessage(), cause);
+			throw failed("policy '" + policy.name() + "'", cause);
 		}
 		catch (InterruptedException ex) {
 			call.abandoned = true;
@@ -188,6 +216,178 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 	 * the store are not this method's: {@code RateLimiter.clearDenyCache()} clears them.
 	 * @throws RateLimitStoreException if Redis cannot be reached
 	 */
+	private static RateLimitStoreException failed(String what, Throwable cause) {
+		if (isOutOfMemory(cause)) {
+			return new RateLimitStoreException("Redis is out of memory (maxmemory reached, and its "
+					+ "maxmemory-policy may not evict these keys): it refuses every write, so no decision for " + what
+					+ " can be made until memory is freed. Give rate limits a Redis of their own, or "
+					+ "set maxmemory-policy to volatile-ttl (see docs/reliability.md).", cause);
+		}
+		return new RateLimitStoreException("Redis failed to decide for " + what + ": " + cause.getMessage(), cause);
+	}
+
+	/**
+	 * Decide the acquisitions in one script call, all or nothing inside it; on a Cluster, one call per hash slot,
+	 * sent together, and when a slot rejects, the others give back what they took.
+	 */
+	@Override
+	public Reservation tryAcquireAll(List<Acquisition> acquisitions) {
+		long start = System.nanoTime();
+		List<List<Integer>> groups = groupBySlot(acquisitions);
+		List<CompletableFuture<List<Object>>> calls = new ArrayList<>(groups.size());
+		for (List<Integer> group : groups) {
+			calls.add(call(TAKE, acquisitions, group, null));
+		}
+		String what = describe(acquisitions);
+		Decision[] decisions = new Decision[acquisitions.size()];
+		long[] times = new long[acquisitions.size()];
+		boolean[] admitted = new boolean[groups.size()];
+		boolean allowed = true;
+		RuntimeException failure = null;
+		for (int g = 0; g < groups.size(); g++) {
+			List<Object> answers;
+			try {
+				answers = await(calls.get(g), start, what);
+			}
+			catch (RateLimitStoreException ex) {
+				failure = (failure != null) ? failure : ex;
+				continue;
+			}
+			List<Integer> group = groups.get(g);
+			if (answers.size() < 5 * group.size()) {
+				failure = new RateLimitStoreException("unexpected reply from the rate limit script: " + answers);
+				continue;
+			}
+			admitted[g] = true;
+			for (int j = 0; j < group.size(); j++) {
+				int i = group.get(j);
+				long capacity = acquisitions.get(i).policy().capacity();
+				int offset = 5 * j;
+				long remaining = Math.max(0, Math.min(capacity, number(answers, offset + 1)));
+				decisions[i] = new Decision(number(answers, offset) == 1, capacity, remaining,
+						number(answers, offset + 2), number(answers, offset + 3), Decision.Origin.STORE);
+				times[i] = number(answers, offset + 4);
+				admitted[g] &= decisions[i].allowed();
+				allowed &= decisions[i].allowed();
+			}
+		}
+		if (failure != null || !allowed) {
+			// The slots that admitted give back what they took; one that rejected took nothing.
+			refundGroups(acquisitions, groups, admitted, times, start, what);
+			if (failure != null) {
+				throw failure;
+			}
+			// A slot that rejected gave back inside its script; those given back here report it now.
+			for (int g = 0; g < groups.size(); g++) {
+				if (admitted[g]) {
+					for (int i : groups.get(g)) {
+						decisions[i] = OneByOne.givenBack(decisions[i], acquisitions.get(i).cost());
+					}
+				}
+			}
+		}
+		return new Reservation(Arrays.asList(decisions), times);
+	}
+
+	private void refundGroups(List<Acquisition> acquisitions, List<List<Integer>> groups, boolean[] admitted,
+			long[] times, long start, String what) {
+		List<CompletableFuture<List<Object>>> refunds = new ArrayList<>();
+		for (int g = 0; g < groups.size(); g++) {
+			if (admitted[g]) {
+				refunds.add(call(REFUND, acquisitions, groups.get(g), times));
+			}
+		}
+		for (CompletableFuture<List<Object>> refund : refunds) {
+			try {
+				await(refund, start, what);
+			}
+			catch (RateLimitStoreException ex) {
+				// The units stay taken: the client is counted once more than it should, never less.
+			}
+		}
+	}
+
+	@Override
+	public void refund(Acquisition acquisition, long countedAtMillis) {
+		List<Acquisition> one = List.of(acquisition);
+		await(call(REFUND, one, List.of(0), new long[] { countedAtMillis }), System.nanoTime(), describe(one));
+	}
+
+	@Override
+	public long currentTimeMillis() {
+		return (this.clock != null) ? this.clock.currentTimeMillis() : System.currentTimeMillis();
+	}
+
+	private List<List<Integer>> groupBySlot(List<Acquisition> acquisitions) {
+		List<Integer> all = new ArrayList<>(acquisitions.size());
+		for (int i = 0; i < acquisitions.size(); i++) {
+			all.add(i);
+		}
+		if (!this.oneSlotPerCall || acquisitions.size() == 1) {
+			return List.of(all);
+		}
+		Map<Integer, List<Integer>> bySlot = new LinkedHashMap<>();
+		for (int i = 0; i < acquisitions.size(); i++) {
+			Acquisition acquisition = acquisitions.get(i);
+			int slot = RedisKeys.slot(script(acquisition.policy()).layout.keys(acquisition.key())[0]);
+			bySlot.computeIfAbsent(slot, (s) -> new ArrayList<>()).add(i);
+		}
+		return new ArrayList<>(bySlot.values());
+	}
+
+	private CompletableFuture<List<Object>> call(byte[] mode, List<Acquisition> acquisitions, List<Integer> group,
+			long @Nullable [] times) {
+		List<byte[]> keys = new ArrayList<>(group.size() * 2);
+		byte[][] args = new byte[3 + 8 * group.size()][];
+		args[0] = mode;
+		args[1] = (this.clock != null) ? PolicyScript.bytes(this.clock.currentTimeMillis()) : PolicyScript.EMPTY;
+		args[2] = this.leastTtl;
+		int a = 3;
+		for (int i : group) {
+			Acquisition acquisition = acquisitions.get(i);
+			PolicyScript script = script(acquisition.policy());
+			Collections.addAll(keys, script.layout.keys(acquisition.key()));
+			args[a++] = ALGORITHM_CODES[acquisition.policy().algorithm().ordinal()];
+			System.arraycopy(script.args, 1, args, a, 5);
+			a += 5;
+			args[a++] = (acquisition.cost() == 1) ? ONE : PolicyScript.bytes(acquisition.cost());
+			args[a++] = (times != null) ? PolicyScript.bytes(times[i]) : ZERO;
+		}
+		this.scriptCalls.increment();
+		this.decisions.add(group.size());
+		try {
+			return this.executor.execute(RateLimitScript.ALL_OR_NOTHING, keys.toArray(new byte[0][]), args);
+		}
+		catch (RuntimeException ex) {
+			return CompletableFuture.failedFuture(ex);
+		}
+	}
+
+	private List<Object> await(CompletableFuture<List<Object>> call, long start, String what) {
+		try {
+			return call.get(Math.max(0, this.timeoutNanos - (System.nanoTime() - start)), TimeUnit.NANOSECONDS);
+		}
+		catch (TimeoutException ex) {
+			throw new RateLimitStoreException(
+					"Redis did not answer within " + this.timeout.toMillis() + "ms for " + what);
+		}
+		catch (ExecutionException ex) {
+			throw failed(what, (ex.getCause() != null) ? ex.getCause() : ex);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new RateLimitStoreException("Interrupted while waiting for Redis for " + what, ex);
+		}
+	}
+
+	private static String describe(List<Acquisition> acquisitions) {
+		StringBuilder names = new StringBuilder((acquisitions.size() == 1) ? "policy " : "policies ");
+		for (int i = 0; i < acquisitions.size(); i++) {
+			names.append((i > 0) ? ", '" : "'").append(acquisitions.get(i).policy().name()).append('\'');
+		}
+		return names.toString();
+	}
+
 	@Override
 	public void clear() {
 		this.prefixedKeys.deleteAll();

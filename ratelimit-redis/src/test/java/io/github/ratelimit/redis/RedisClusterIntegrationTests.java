@@ -5,13 +5,18 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import io.github.ratelimit.Algorithm;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.FailureMode;
 import io.github.ratelimit.RateLimitPolicy;
 import io.github.ratelimit.limiter.RateLimiter;
+import io.github.ratelimit.store.Acquisition;
 import io.github.ratelimit.test.RedisCluster;
 import io.github.ratelimit.test.RedisServer;
 import org.junit.jupiter.api.AfterAll;
@@ -66,6 +71,53 @@ class RedisClusterIntegrationTests {
 					assertThat(slot(decisionKey)).isEqualTo(slot);
 				}
 			}
+		}
+	}
+
+	@ParameterizedTest
+	@EnumSource(Algorithm.class)
+	void limitsOnDifferentMastersPassOrFailTogetherUnderConcurrency(Algorithm algorithm) throws Exception {
+		String prefix = "together-" + UUID.randomUUID();
+		RateLimitPolicy wide = RateLimitPolicy.builder("wide").algorithm(algorithm).limit(20)
+			.window(Duration.ofHours(1)).build();
+		RateLimitPolicy narrow = RateLimitPolicy.builder("narrow").limit(10).window(Duration.ofHours(1)).build();
+		RedisKeys keys = new RedisKeys(prefix);
+		String narrowKey = "client";
+		String wideKey = "client";
+		for (int i = 0; RedisKeys.slot(keys.keys(wide, wideKey)[0]) / 5462 == RedisKeys.slot(keys.keys(narrow,
+				narrowKey)[0]) / 5462; i++) {
+			wideKey = "client-" + i; // the two counters on different masters
+		}
+		List<Acquisition> both = List.of(new Acquisition(wide, wideKey, 1), new Acquisition(narrow, narrowKey, 1));
+		try (RedisRateLimitStore store = RedisRateLimitStore.builder(connectionFactory).keyPrefix(prefix)
+			.timeout(Duration.ofSeconds(10)).build()) {
+			ExecutorService threads = Executors.newFixedThreadPool(8);
+			AtomicInteger admitted = new AtomicInteger();
+			try {
+				List<Future<?>> done = new ArrayList<>();
+				for (int t = 0; t < 8; t++) {
+					done.add(threads.submit(() -> {
+						for (int r = 0; r < 25; r++) {
+							if (store.tryAcquireAll(both).allowed()) {
+								admitted.incrementAndGet();
+							}
+						}
+					}));
+				}
+				for (Future<?> future : done) {
+					future.get(60, TimeUnit.SECONDS);
+				}
+			}
+			finally {
+				threads.shutdownNow();
+			}
+			assertThat(admitted).hasValue(10);
+			// The 190 rejected requests took nothing from the wide limit: it has exactly 10 left.
+			int wideLeft = 0;
+			while (store.tryAcquire(wide, wideKey, 1).allowed() && wideLeft < 100) {
+				wideLeft++;
+			}
+			assertThat(wideLeft).isEqualTo(10);
 		}
 	}
 

@@ -1,0 +1,87 @@
+package io.github.ratelimit.limiter;
+
+import java.util.List;
+
+import io.github.ratelimit.Decision;
+import io.github.ratelimit.store.Acquisition;
+import io.github.ratelimit.store.RateLimitStore;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The answer to a request that several limits apply to: passed only if every one of them admitted it; rejected, it
+ * holds nothing from any of them. Until {@linkplain #refund(int) refunded}, an admitted request holds what each
+ * policy counted for it, where it was counted (the store, or the in-memory fallback).
+ *
+ * @since 0.2.0
+ */
+public final class Admission {
+
+	private final List<Acquisition> acquisitions;
+
+	private final @Nullable Decision[] decisions;
+
+	private final long[] countedAt;
+
+	/** Per acquisition, the store that holds its units, or {@code null} when nothing is held. */
+	private final @Nullable RateLimitStore[] heldBy;
+
+	private final RateLimiter limiter;
+
+	Admission(RateLimiter limiter, List<Acquisition> acquisitions, @Nullable Decision[] decisions, long[] countedAt,
+			@Nullable RateLimitStore[] heldBy) {
+		this.limiter = limiter;
+		this.acquisitions = acquisitions;
+		this.decisions = decisions;
+		this.countedAt = countedAt;
+		this.heldBy = heldBy;
+	}
+
+	/**
+	 * Return whether every limit admitted the request.
+	 * @return whether it may pass
+	 */
+	public boolean allowed() {
+		for (Decision decision : this.decisions) {
+			if (decision != null && !decision.allowed()) {
+				return false;
+			}
+		}
+		return true;
+	}
+
+	/**
+	 * Return how many acquisitions were decided together.
+	 * @return the number of acquisitions
+	 */
+	public int size() {
+		return this.acquisitions.size();
+	}
+
+	/**
+	 * Return the decision of one acquisition, or {@code null} if it was not asked about: a cached rejection of
+	 * another one rejected the request before any store was asked.
+	 * @param index the acquisition's index, in the order given
+	 * @return the decision, or {@code null}
+	 */
+	public @Nullable Decision decision(int index) {
+		return this.decisions[index];
+	}
+
+	/**
+	 * Give back the units one admitted acquisition holds (count by outcome: this request's outcome does not count
+	 * for that policy). Does nothing if it holds none, or was refunded already. A store that cannot be reached keeps
+	 * the units: the client is counted once more than it should, never less.
+	 * @param index the acquisition's index
+	 */
+	public void refund(int index) {
+		RateLimitStore store;
+		synchronized (this.heldBy) {
+			store = this.heldBy[index];
+			this.heldBy[index] = null;
+		}
+		if (store != null) {
+			this.limiter.refund(store, this.acquisitions.get(index), this.countedAt[index]);
+		}
+	}
+
+}

@@ -1,0 +1,374 @@
+#!lua
+-- Several policies' decisions for one request in one call, all or nothing; and giving units back.
+-- The per-algorithm scripts decide many requests of one policy; this one decides one request of several policies,
+-- each key once, with the same state layouts and arithmetic (see prelude.lua and each algorithm's script), so
+-- either script may decide for a key.
+--
+-- ARGV[1] 'take' or 'refund'
+-- ARGV[2] now in ms since the epoch, or "" to use Redis TIME (production; tests drive time explicitly)
+-- ARGV[3] least TTL in ms (0 in production)
+-- then 8 arguments per entry: algorithm ('f' fixed window, 'l' sliding log, 'c' sliding counter, 'b' bucket),
+-- limit, window_ms, burst, units_per_token, units_per_ms, cost, and for 'refund' the time the entry was counted at.
+-- KEYS: one per entry, in order; two for the sliding log (the log and its summary).
+--
+-- 'take' returns, per entry: allowed (1|0), remaining, reset_after_ms, retry_after_ms (-1: never), and the time it
+-- was counted at. If any entry is rejected, what the others took is given back before the script ends (a script
+-- is atomic: no other command sees it), and they report what they would have left.
+-- 'refund' gives back each entry's cost to the window it was counted in, if that still holds it; returns {}.
+
+local now
+if ARGV[2] ~= '' then
+  now = tonumber(ARGV[2])
+else
+  local time = redis.call('TIME')
+  now = time[1] * 1000 + math.floor(time[2] / 1000)
+end
+local least_ttl = tonumber(ARGV[3])
+
+local function fixed_take(key, cost, limit, window)
+  local fields = redis.call('HGETALL', key)
+  local latest, latest_count = nil, 0
+  for f = 1, #fields, 2 do
+    local start = tonumber(fields[f])
+    if latest == nil or start > latest then
+      latest, latest_count = start, tonumber(fields[f + 1])
+    end
+  end
+  local t = now
+  if latest ~= nil and latest > t then
+    t = latest -- time never runs backwards for a key
+  end
+  local start = t - t % window
+  local count = 0
+  if latest == start then
+    count = latest_count
+  end
+  local reset = start + window - t
+  if cost > limit then
+    return 0, limit - count, reset, -1, t
+  end
+  if count + cost > limit then
+    return 0, limit - count, reset, reset, t
+  end
+  local start_field = string.format('%.0f', start)
+  redis.call('HINCRBY', key, start_field, cost)
+  if latest ~= start then
+    redis.call('PEXPIRE', key, math.max(start + window - now, least_ttl))
+    local stale = {}
+    for f = 1, #fields, 2 do
+      if fields[f] ~= start_field then
+        stale[#stale + 1] = fields[f]
+      end
+    end
+    if #stale > 0 then
+      redis.call('HDEL', key, unpack(stale))
+    end
+  end
+  return 1, limit - count - cost, reset, 0, t
+end
+
+local function fixed_refund(key, cost, window, at)
+  local field = string.format('%.0f', at - at % window)
+  local count = redis.call('HGET', key, field)
+  if count then
+    redis.call('HINCRBY', key, field, -math.min(cost, tonumber(count)))
+  end
+end
+
+local function bucket_take(key, cost, burst, per_token, per_ms)
+  local capacity = burst * per_token
+  local t, units, expires = now, capacity, 0
+  local state = redis.call('GET', key)
+  if state and #state == 24 then
+    local last
+    units, last, expires = struct.unpack('ddd', state)
+    if t < last then
+      t = last
+    end
+    local missing = capacity - units
+    if missing > 0 then
+      if t - last >= math.ceil(missing / per_ms) then
+        units = capacity
+      else
+        units = units + (t - last) * per_ms
+      end
+    end
+  end
+  local reset = math.ceil((capacity - units) / per_ms)
+  if cost > burst then
+    return 0, math.floor(units / per_token), reset, -1, t
+  end
+  if units < cost * per_token then
+    return 0, math.floor(units / per_token), reset, math.ceil((cost * per_token - units) / per_ms), t
+  end
+  units = units - cost * per_token
+  local full = t + math.ceil((capacity - units) / per_ms)
+  if full <= expires then
+    redis.call('SET', key, struct.pack('ddd', units, t, expires), 'KEEPTTL')
+  else
+    expires = full + math.ceil(capacity / per_ms)
+    redis.call('SET', key, struct.pack('ddd', units, t, expires), 'PX', math.max(expires - now, least_ttl))
+  end
+  return 1, math.floor(units / per_token), math.ceil((capacity - units) / per_ms), 0, t
+end
+
+local function bucket_refund(key, cost, burst, per_token)
+  -- Tokens given back at the last admission's time are as good as never taken; the bucket never overfills, and a
+  -- fuller bucket is full sooner, so the expiry it has is long enough.
+  local state = redis.call('GET', key)
+  if state and #state == 24 then
+    local units, last, expires = struct.unpack('ddd', state)
+    units = math.min(burst * per_token, units + cost * per_token)
+    redis.call('SET', key, struct.pack('ddd', units, last, expires), 'KEEPTTL')
+  end
+end
+
+local function counter_take(key, cost, limit, window)
+  local t, current, previous, same_window = now, 0, 0, false
+  local state = redis.call('GET', key)
+  if state and #state == 24 then
+    local stored_current, stored_previous, last = struct.unpack('ddd', state)
+    if t < last then
+      t = last
+    end
+    local stored_start = last - last % window
+    if stored_start == t - t % window then
+      current, previous, same_window = stored_current, stored_previous, true
+    elseif stored_start == t - t % window - window then
+      previous = stored_current
+    end
+  end
+  local start = t - t % window
+  local elapsed = t - start
+  local budget = limit * window - previous * (window - elapsed)
+  if cost <= limit and (current + cost) * window <= budget then
+    current = current + cost
+    if same_window then
+      redis.call('SET', key, struct.pack('ddd', current, previous, t), 'KEEPTTL')
+    else
+      redis.call('SET', key, struct.pack('ddd', current, previous, t), 'PX',
+        math.max(start + 2 * window - now, least_ttl))
+    end
+    return 1, math.floor(budget / window) - current, start + 2 * window - t, 0, t
+  end
+  local reset, retry = 0, 0
+  if current > 0 then
+    reset = start + 2 * window - t
+  elseif previous > 0 then
+    reset = window - elapsed
+  end
+  if cost > limit then
+    retry = -1
+  elseif current + cost <= limit then
+    retry = window - math.floor((limit - current - cost) * window / previous) - elapsed
+  else
+    retry = window - elapsed + math.max(0, window - math.floor((limit - cost) * window / current))
+  end
+  return 0, math.floor(budget / window) - current, reset, retry, t
+end
+
+local function counter_refund(key, cost, window, at)
+  local state = redis.call('GET', key)
+  if state and #state == 24 then
+    local current, previous, last = struct.unpack('ddd', state)
+    local stored_start, at_start = last - last % window, at - at % window
+    if stored_start == at_start then
+      current = current - math.min(cost, current)
+    elseif stored_start == at_start + window then
+      previous = previous - math.min(cost, previous)
+    else
+      return
+    end
+    redis.call('SET', key, struct.pack('ddd', current, previous, last), 'KEEPTTL')
+  end
+end
+
+local function log_take(log, summary, cost, limit, window)
+  local sum, oldest, newest, newest_cost, expires = 0, nil, nil, 0, 0
+  local state = redis.call('GET', summary)
+  if state and #state == 40 then
+    sum, oldest, newest, newest_cost, expires = struct.unpack('ddddd', state)
+  else
+    redis.call('DEL', log) -- a log without its summary is not to be trusted
+  end
+  local t = now
+  if newest and t < newest then
+    t = newest
+  end
+  local changed = false
+  if oldest and oldest <= t - window then
+    local expired, first_kept = 0, nil
+    while first_kept == nil do
+      local chunk = redis.call('LRANGE', log, expired, expired + 63)
+      if #chunk == 0 then
+        break
+      end
+      for j = 1, #chunk, 2 do
+        local time = tonumber(chunk[j])
+        if time <= t - window then
+          expired = expired + 2
+          sum = sum - tonumber(chunk[j + 1])
+        else
+          first_kept = time
+          break
+        end
+      end
+    end
+    if first_kept == nil then
+      redis.call('DEL', log, summary)
+      sum, oldest, newest, newest_cost, expires = 0, nil, nil, 0, 0
+    else
+      redis.call('LTRIM', log, expired, -1)
+      oldest = first_kept
+      changed = true
+    end
+  end
+  if cost <= limit and sum + cost <= limit then
+    local appended = true
+    if newest == t then
+      newest_cost = newest_cost + cost
+      appended = redis.pcall('LSET', log, -1, newest_cost)['err'] ~= nil
+    end
+    if appended then
+      if redis.call('RPUSH', log, t, cost) == 2 and sum > 0 then
+        sum, oldest, expires = 0, t, 0
+      end
+      newest, newest_cost = t, cost
+      oldest = oldest or t
+    end
+    sum = sum + cost
+    if t + window <= expires then
+      redis.call('SET', summary, struct.pack('ddddd', sum, oldest, newest, newest_cost, expires), 'KEEPTTL')
+    else
+      expires = t + 2 * window
+      redis.call('SET', summary, struct.pack('ddddd', sum, oldest, newest, newest_cost, expires), 'PX',
+        math.max(expires - now, least_ttl))
+      redis.call('PEXPIRE', log, math.max(expires - now, least_ttl))
+    end
+    return 1, limit - sum, newest + window - t, 0, t
+  end
+  local reset = 0
+  if newest then
+    reset = newest + window - t
+    if changed then
+      redis.call('SET', summary, struct.pack('ddddd', sum, oldest, newest, newest_cost, expires), 'KEEPTTL')
+    end
+  end
+  if cost > limit then
+    return 0, limit - sum, reset, -1, t
+  end
+  local needed, index = sum + cost - limit, 0
+  while true do
+    local chunk = redis.call('LRANGE', log, index, index + 63)
+    if #chunk == 0 then
+      return 0, limit - sum, reset, window, t
+    end
+    for j = 1, #chunk, 2 do
+      needed = needed - tonumber(chunk[j + 1])
+      if needed <= 0 then
+        return 0, limit - sum, reset, tonumber(chunk[j]) + window - t, t
+      end
+    end
+    index = index + #chunk
+  end
+end
+
+local function log_refund(log, summary, cost, at)
+  -- Refunds are of recent admissions: search from the newest entry. An entry left at 0 units is harmless.
+  local state = redis.call('GET', summary)
+  if not (state and #state == 40) then
+    return
+  end
+  local sum, oldest, newest, newest_cost, expires = struct.unpack('ddddd', state)
+  local high = redis.call('LLEN', log) - 1
+  while high > 0 do
+    local low = math.max(0, high - 127)
+    local chunk = redis.call('LRANGE', log, low, high)
+    for j = #chunk - 1, 1, -2 do
+      local time = tonumber(chunk[j])
+      if time == at then
+        local units = tonumber(chunk[j + 1])
+        local back = math.min(cost, units)
+        redis.call('LSET', log, low + j, units - back)
+        sum = sum - back
+        if time == newest then
+          newest_cost = newest_cost - back
+        end
+        redis.call('SET', summary, struct.pack('ddddd', sum, oldest, newest, newest_cost, expires), 'KEEPTTL')
+        return
+      elseif time < at then
+        return
+      end
+    end
+    high = low - 1
+  end
+end
+
+local entries = (#ARGV - 3) / 8
+
+local function refund(e, k, at)
+  local base = 3 + 8 * (e - 1)
+  local algorithm, cost = ARGV[base + 1], tonumber(ARGV[base + 7])
+  local window = tonumber(ARGV[base + 3])
+  if algorithm == 'f' then
+    fixed_refund(KEYS[k], cost, window, at)
+  elseif algorithm == 'b' then
+    bucket_refund(KEYS[k], cost, tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]))
+  elseif algorithm == 'c' then
+    counter_refund(KEYS[k], cost, window, at)
+  else
+    log_refund(KEYS[k], KEYS[k + 1], cost, at)
+  end
+end
+
+if ARGV[1] == 'refund' then
+  local k = 1
+  for e = 1, entries do
+    refund(e, k, tonumber(ARGV[3 + 8 * e]))
+    if ARGV[3 + 8 * (e - 1) + 1] == 'l' then
+      k = k + 2
+    else
+      k = k + 1
+    end
+  end
+  return {}
+end
+
+local result, admitted, all_allowed = {}, {}, true
+local k = 1
+for e = 1, entries do
+  local base = 3 + 8 * (e - 1)
+  local algorithm = ARGV[base + 1]
+  local limit, window, burst = tonumber(ARGV[base + 2]), tonumber(ARGV[base + 3]), tonumber(ARGV[base + 4])
+  local per_token, per_ms, cost = tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), tonumber(ARGV[base + 7])
+  local allowed, remaining, reset, retry, t
+  local first_key = k
+  if algorithm == 'f' then
+    allowed, remaining, reset, retry, t = fixed_take(KEYS[k], cost, limit, window)
+    k = k + 1
+  elseif algorithm == 'b' then
+    allowed, remaining, reset, retry, t = bucket_take(KEYS[k], cost, burst, per_token, per_ms)
+    k = k + 1
+  elseif algorithm == 'c' then
+    allowed, remaining, reset, retry, t = counter_take(KEYS[k], cost, limit, window)
+    k = k + 1
+  else
+    allowed, remaining, reset, retry, t = log_take(KEYS[k], KEYS[k + 1], cost, limit, window)
+    k = k + 2
+  end
+  local n = #result
+  result[n + 1], result[n + 2], result[n + 3], result[n + 4], result[n + 5] = allowed, remaining, reset, retry, t
+  if allowed == 1 then
+    admitted[#admitted + 1] = { e, first_key, t, n + 2, cost }
+  else
+    all_allowed = false
+  end
+end
+if not all_allowed then
+  for a = 1, #admitted do
+    local entry = admitted[a]
+    refund(entry[1], entry[2], entry[3])
+    result[entry[4]] = result[entry[4]] + entry[5]
+  end
+end
+return result
