@@ -7,6 +7,8 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.expression.Expression;
+
 /**
  * One policy of one rate limited method, resolved at start-up: the policy, where its key and cost come from, and
  * the method it was declared on (for messages).
@@ -40,12 +42,60 @@ final class MethodPolicy {
 
 	private final AtomicBoolean fallbackLogged = new AtomicBoolean();
 
+	private final @Nullable CountOn countOn;
+
+	private final @Nullable Expression skip;
+
+	private final boolean shadow;
+
 	MethodPolicy(RateLimitPolicy policy, String declaration, String keyExpression, KeySource key, CostSource cost) {
+		this(policy, declaration, keyExpression, key, cost, null, null, false);
+	}
+
+	MethodPolicy(RateLimitPolicy policy, String declaration, String keyExpression, KeySource key, CostSource cost,
+			@Nullable CountOn countOn, @Nullable Expression skip, boolean shadow) {
 		this.policy = policy;
 		this.declaration = declaration;
 		this.keyExpression = keyExpression;
 		this.key = key;
 		this.cost = cost;
+		this.countOn = countOn;
+		this.skip = skip;
+		this.shadow = shadow;
+	}
+
+	/** The outcomes that count, or {@code null} if every admitted request does. */
+	@Nullable CountOn countOn() {
+		return this.countOn;
+	}
+
+	boolean hasSkip() {
+		return this.skip != null;
+	}
+
+	/** Whether the policy only reports what it would have rejected. */
+	boolean shadow() {
+		return this.shadow;
+	}
+
+	/**
+	 * Return whether this invocation is skipped by the policy's condition. A condition that fails or yields no
+	 * boolean does not skip: a broken condition must not switch a limit off.
+	 */
+	boolean skips(InvocationScope scope) {
+		if (this.skip == null) {
+			return false;
+		}
+		try {
+			return Boolean.TRUE.equals(this.skip.getValue(scope.evaluationContext(), Boolean.class));
+		}
+		catch (RuntimeException ex) {
+			if (this.fallbackLogged.compareAndSet(false, true)) {
+				logger.warn("Skip condition of rate limit policy '" + this.policy.name() + "' on " + this.declaration
+						+ " failed: " + ex.getMessage() + "; the policy applies (logged once per policy)", ex);
+			}
+			return false;
+		}
 	}
 
 	RateLimitPolicy policy() {

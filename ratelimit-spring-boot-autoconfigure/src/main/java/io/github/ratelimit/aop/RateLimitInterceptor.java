@@ -6,10 +6,12 @@ import java.util.List;
 
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.RateLimitPolicy;
+import io.github.ratelimit.limiter.Admission;
 import io.github.ratelimit.limiter.RateLimiter;
 import io.github.ratelimit.observation.DefaultRateLimitObservationConvention;
 import io.github.ratelimit.observation.RateLimitObservationContext;
 import io.github.ratelimit.observation.RateLimitObservationConvention;
+import io.github.ratelimit.store.Acquisition;
 import io.github.ratelimit.store.RateLimitStore;
 import io.github.ratelimit.web.AppliedRateLimit;
 import io.github.ratelimit.web.ClientIpResolver;
@@ -34,8 +36,10 @@ import org.springframework.web.context.request.ServletRequestAttributes;
  * Rate limits an invocation: looks its policies up, asks the {@link RateLimiter} for each, writes the headers, and
  * proceeds or throws. It holds no algorithm, store or HTTP status logic.
  * <p>
- * Policies are checked in declaration order; the first rejection stops the invocation (the policies before it have
- * counted the request). The headers show the rejecting policy, or else the one with the fewest units left.
+ * A request passes only if every enforced policy admits it, and one rejected by any of them takes nothing from any
+ * of them (see {@link RateLimiter#tryAcquireAll}). Policies that count by outcome give their unit back after the
+ * method ran when its outcome does not count; shadow policies count and report but never reject. The headers show
+ * the rejecting policy, or else the one with the fewest units left.
  *
  * @since 0.1.0
  */
@@ -61,6 +65,8 @@ public final class RateLimitInterceptor implements MethodInterceptor {
 
 	private final MethodPolicy.ClientIpSupplier clientIp;
 
+	private final ShadowReporter shadowReporter;
+
 	/**
 	 * Create an interceptor.
 	 * @param registry the policies of every rate limited method
@@ -76,6 +82,7 @@ public final class RateLimitInterceptor implements MethodInterceptor {
 		this.storeName = storeName(rateLimiter.store());
 		this.clientIpResolver = clientIpResolver;
 		this.clientIp = this::clientIp;
+		this.shadowReporter = new ShadowReporter(rateLimiter.listener());
 	}
 
 	@Override
@@ -96,32 +103,156 @@ public final class RateLimitInterceptor implements MethodInterceptor {
 		}
 		InvocationScope scope = new InvocationScope(invocation.getArguments(), request, limits.parameterNames,
 				this.registry.beanResolver());
-		// Keys and costs first: a cost that turns out invalid must fail the request before any policy counts it.
-		MethodPolicy[] policies = limits.policies;
-		String[] keys = new String[policies.length];
-		long[] costs = new long[policies.length];
-		for (int i = 0; i < policies.length; i++) {
-			costs[i] = policies[i].cost(scope);
-			keys[i] = policies[i].key(scope, this.clientIp);
+		if (!limits.single) {
+			return invokeAllOrNothing(invocation, limits, scope, request, response);
 		}
-		List<AppliedRateLimit> applied = new ArrayList<>(policies.length);
-		for (int i = 0; i < policies.length; i++) {
-			RateLimitPolicy policy = policies[i].policy();
-			Decision decision = decide(policy, keys[i], costs[i]);
-			if (!decision.allowed()) {
-				applied.sort(MOST_RESTRICTIVE_FIRST);
-				applied.add(0, new AppliedRateLimit(policy, decision));
-				publish(request, response, applied);
-				if (decision.origin() == Decision.Origin.FAIL_CLOSED) {
-					throw new RateLimitUnavailableException(policy, decision);
-				}
-				throw new RateLimitExceededException(policy, decision);
+		MethodPolicy only = limits.policies[0];
+		// The cost first: a cost that turns out invalid must fail the request before the policy counts it.
+		long cost = only.cost(scope);
+		String key = only.key(scope, this.clientIp);
+		RateLimitPolicy policy = only.policy();
+		Decision decision = decide(policy, key, cost);
+		List<AppliedRateLimit> applied = List.of(new AppliedRateLimit(policy, decision));
+		publish(request, response, applied);
+		if (!decision.allowed()) {
+			throw rejection(policy, decision, List.of(policy.name()));
+		}
+		return invocation.proceed();
+	}
+
+	/**
+	 * Several policies, or one that counts by outcome, skips or only reports: every enforced one is decided together,
+	 * all or nothing; shadow policies on their own, never rejecting; after the method ran, the units of policies that
+	 * do not count its outcome are given back.
+	 */
+	private @Nullable Object invokeAllOrNothing(MethodInvocation invocation, MethodRateLimits limits,
+			InvocationScope scope, @Nullable HttpServletRequest request, @Nullable HttpServletResponse response)
+			throws Throwable {
+		MethodPolicy[] policies = limits.policies;
+		List<MethodPolicy> enforced = new ArrayList<>(policies.length);
+		List<Acquisition> acquisitions = new ArrayList<>(policies.length);
+		List<MethodPolicy> shadows = new ArrayList<>(0);
+		List<Acquisition> shadowAcquisitions = new ArrayList<>(0);
+		// Keys and costs first: a cost that turns out invalid must fail the request before any policy counts it.
+		for (MethodPolicy policy : policies) {
+			if (policy.skips(scope)) {
+				continue;
 			}
-			applied.add(new AppliedRateLimit(policy, decision));
+			Acquisition acquisition = new Acquisition(policy.policy(), policy.key(scope, this.clientIp),
+					policy.cost(scope));
+			(policy.shadow() ? shadows : enforced).add(policy);
+			(policy.shadow() ? shadowAcquisitions : acquisitions).add(acquisition);
+		}
+		Admission admission = acquisitions.isEmpty() ? null : decideAll(acquisitions, false);
+		List<Admission> shadowAdmissions = new ArrayList<>(shadows.size());
+		for (int i = 0; i < shadows.size(); i++) {
+			Admission shadow = decideAll(List.of(shadowAcquisitions.get(i)), true);
+			shadowAdmissions.add(shadow);
+			Decision decision = shadow.decision(0);
+			if (decision != null && !decision.allowed()) {
+				this.shadowReporter.rejected(shadows.get(i).policy(), decision);
+			}
+		}
+		List<AppliedRateLimit> applied = new ArrayList<>(acquisitions.size());
+		List<AppliedRateLimit> rejected = new ArrayList<>(1);
+		if (admission != null) {
+			for (int i = 0; i < acquisitions.size(); i++) {
+				Decision decision = admission.decision(i);
+				if (decision != null) {
+					AppliedRateLimit limit = new AppliedRateLimit(acquisitions.get(i).policy(), decision);
+					applied.add(limit);
+					if (!decision.allowed()) {
+						rejected.add(limit);
+					}
+				}
+			}
 		}
 		applied.sort(MOST_RESTRICTIVE_FIRST);
+		if (!rejected.isEmpty()) {
+			// The rejection that lasts longest leads: retrying sooner would only be rejected again.
+			rejected.sort(Comparator.comparingLong((AppliedRateLimit limit) -> limit.decision().retryAfterSeconds())
+				.reversed());
+			applied.removeAll(rejected);
+			applied.addAll(0, rejected);
+			publish(request, response, applied);
+			AppliedRateLimit first = rejected.get(0);
+			throw rejection(first.policy(), first.decision(),
+					rejected.stream().map((limit) -> limit.policy().name()).toList());
+		}
 		publish(request, response, applied);
-		return invocation.proceed();
+		Object result = null;
+		Throwable failure = null;
+		try {
+			result = invocation.proceed();
+			return result;
+		}
+		catch (Throwable ex) {
+			failure = ex;
+			throw ex;
+		}
+		finally {
+			int status = -1;
+			for (int i = 0; i < enforced.size(); i++) {
+				status = refundUncounted(enforced.get(i), admission, i, invocation, result, failure, status);
+			}
+			for (int i = 0; i < shadows.size(); i++) {
+				status = refundUncounted(shadows.get(i), shadowAdmissions.get(i), 0, invocation, result, failure,
+						status);
+			}
+		}
+	}
+
+	private static int refundUncounted(MethodPolicy policy, @Nullable Admission admission, int index,
+			MethodInvocation invocation, @Nullable Object result, @Nullable Throwable failure, int status) {
+		CountOn countOn = policy.countOn();
+		if (countOn == null || admission == null) {
+			return status;
+		}
+		int outcome = (status >= 0) ? status : CountOn.statusOf(invocation.getMethod(), result, failure);
+		if (!countOn.counts(outcome)) {
+			admission.refund(index);
+		}
+		return outcome;
+	}
+
+	private static RuntimeException rejection(RateLimitPolicy policy, Decision decision, List<String> violated) {
+		if (decision.origin() == Decision.Origin.FAIL_CLOSED) {
+			return new RateLimitUnavailableException(policy, decision);
+		}
+		return new RateLimitExceededException(policy, decision, violated);
+	}
+
+	private Admission decideAll(List<Acquisition> acquisitions, boolean shadow) {
+		if (this.observationRegistry.isNoop()) {
+			return this.rateLimiter.tryAcquireAll(acquisitions);
+		}
+		List<RateLimitObservationContext> contexts = new ArrayList<>(acquisitions.size());
+		List<Observation> observations = new ArrayList<>(acquisitions.size());
+		for (Acquisition acquisition : acquisitions) {
+			RateLimitObservationContext context = new RateLimitObservationContext(acquisition.policy(), this.storeName);
+			context.setShadow(shadow);
+			contexts.add(context);
+			observations.add(Observation
+				.createNotStarted(this.observationConvention, DEFAULT_CONVENTION, () -> context, this.observationRegistry)
+				.start());
+		}
+		try {
+			Admission admission = this.rateLimiter.tryAcquireAll(acquisitions);
+			for (int i = 0; i < contexts.size(); i++) {
+				Decision decision = admission.decision(i);
+				if (decision != null) {
+					contexts.get(i).setDecision(decision);
+				}
+			}
+			return admission;
+		}
+		catch (RuntimeException ex) {
+			observations.forEach((observation) -> observation.error(ex));
+			throw ex;
+		}
+		finally {
+			observations.forEach(Observation::stop);
+		}
 	}
 
 	private Decision decide(RateLimitPolicy policy, String key, long cost) {

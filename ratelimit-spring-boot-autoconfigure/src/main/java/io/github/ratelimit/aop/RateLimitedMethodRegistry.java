@@ -18,6 +18,7 @@ import java.util.stream.Collectors;
 
 import io.github.ratelimit.Algorithm;
 import io.github.ratelimit.FailureMode;
+import io.github.ratelimit.PolicyMode;
 import io.github.ratelimit.RateLimitPolicy;
 import io.github.ratelimit.annotation.RateLimited;
 import org.apache.commons.logging.Log;
@@ -264,10 +265,22 @@ public final class RateLimitedMethodRegistry implements SmartInitializingSinglet
 			String message = String.valueOf(ex.getMessage());
 			throw invalid(name, where, message + source(message, override, property), ex);
 		}
-		String keyExpression = annotation.key().trim();
+		String keyExpression = ((override.key() != null) ? override.key() : annotation.key()).trim();
 		KeySource key = keySource(keyExpression, name, where, parameterNames, method.getParameterTypes());
 		CostSource cost = costSource(annotation.cost().trim(), policy, where, override, property);
-		return new MethodPolicy(policy, where.substring("@RateLimited on ".length()), keyExpression, key, cost);
+		CountOn countOn;
+		try {
+			countOn = CountOn.of((override.countOn() != null) ? override.countOn() : List.of(annotation.countOn()));
+		}
+		catch (IllegalArgumentException ex) {
+			throw invalid(name, where, ex.getMessage() + ((override.countOn() != null) ? " (from " + property
+					+ ".count-on)" : ""));
+		}
+		String skip = ((override.skip() != null) ? override.skip() : annotation.skip()).trim();
+		Expression skipExpression = skip.isEmpty() ? null : parse(skip, "skip", name, where);
+		PolicyMode mode = (override.mode() != null) ? override.mode() : annotation.mode();
+		return new MethodPolicy(policy, where.substring("@RateLimited on ".length()), keyExpression, key, cost,
+				countOn, skipExpression, mode == PolicyMode.SHADOW);
 	}
 
 	private static String source(String message, PolicyOverride override, String property) {
@@ -392,8 +405,12 @@ public final class RateLimitedMethodRegistry implements SmartInitializingSinglet
 		synchronized (this.declared) {
 			known = new TreeSet<>(this.declared.keySet());
 		}
-		for (String name : this.overrides.keySet()) {
-			if (!known.contains(name)) {
+		for (Map.Entry<String, PolicyOverride> entry : this.overrides.entrySet()) {
+			String name = entry.getKey();
+			PolicyOverride override = entry.getValue();
+			// A policy defined in full in configuration is a shared one, drawn by whatever names it.
+			boolean shared = override.limit() != null && override.window() != null;
+			if (!known.contains(name) && !shared) {
 				String property = PROPERTY_PREFIX + "." + (name.contains(".") ? "[" + name + "]" : name);
 				throw new InvalidRateLimitPolicyException(name, property
 						+ " does not match any @RateLimited policy. Known policies: "

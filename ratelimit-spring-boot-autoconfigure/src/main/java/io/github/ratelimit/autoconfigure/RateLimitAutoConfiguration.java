@@ -79,6 +79,13 @@ public final class RateLimitAutoConfiguration {
 		}
 
 		@Override
+		public void onShadowRejection(RateLimitPolicy policy, io.github.ratelimit.Decision decision) {
+			for (RateLimitListener listener : this.listeners) {
+				listener.onShadowRejection(policy, decision);
+			}
+		}
+
+		@Override
 		public void onStoreFailure(RateLimitPolicy policy, @org.jspecify.annotations.Nullable RuntimeException failure) {
 			for (RateLimitListener listener : this.listeners) {
 				listener.onStoreFailure(policy, failure);

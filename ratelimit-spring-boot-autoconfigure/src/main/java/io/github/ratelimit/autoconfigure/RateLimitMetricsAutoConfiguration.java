@@ -96,6 +96,11 @@ public final class RateLimitMetricsAutoConfiguration {
 		}
 
 		@Override
+		public void onShadowRejection(RateLimitPolicy policy, Decision decision) {
+			counter("ratelimit.shadow.rejections", policy.name(), null, null).increment();
+		}
+
+		@Override
 		public void onStoreFailure(RateLimitPolicy policy, @Nullable RuntimeException failure) {
 			counter("ratelimit.store.failures", policy.name(), "cause", cause(failure)).increment();
 		}

@@ -10,6 +10,7 @@ import java.util.Map;
 
 import io.github.ratelimit.Algorithm;
 import io.github.ratelimit.FailureMode;
+import io.github.ratelimit.PolicyMode;
 import io.github.ratelimit.dynamodb.DynamoDbRateLimitStore;
 import io.github.ratelimit.limiter.RateLimiter;
 import io.github.ratelimit.memory.InMemoryRateLimitStore;
@@ -281,6 +282,64 @@ public class RateLimitProperties implements InitializingBean {
 		 * mode applies.
 		 */
 		private @Nullable FailureMode failureMode;
+
+		/**
+		 * SpEL expression of the counter key, for a shared policy defined only here and drawn by every annotation
+		 * that names it; over the same variables as the annotation's key. When not set, the annotation's key applies,
+		 * or else the client IP address.
+		 */
+		private @Nullable String key;
+
+		/**
+		 * Which outcomes count: HTTP status codes (401) or classes (4xx, 5xx). The unit is taken before the method
+		 * runs and given back when the outcome does not match. When not set, the annotation's count-on applies
+		 * (by default every admitted request counts).
+		 */
+		private @Nullable List<String> countOn;
+
+		/**
+		 * SpEL condition under which the policy neither counts nor limits the request. When not set, the
+		 * annotation's applies.
+		 */
+		private @Nullable String skip;
+
+		/**
+		 * Whether the policy rejects (enforce) or only reports what it would have rejected (shadow). When not set,
+		 * the annotation's mode applies.
+		 */
+		private @Nullable PolicyMode mode;
+
+		public @Nullable String getKey() {
+			return this.key;
+		}
+
+		public void setKey(@Nullable String key) {
+			this.key = key;
+		}
+
+		public @Nullable List<String> getCountOn() {
+			return this.countOn;
+		}
+
+		public void setCountOn(@Nullable List<String> countOn) {
+			this.countOn = countOn;
+		}
+
+		public @Nullable String getSkip() {
+			return this.skip;
+		}
+
+		public void setSkip(@Nullable String skip) {
+			this.skip = skip;
+		}
+
+		public @Nullable PolicyMode getMode() {
+			return this.mode;
+		}
+
+		public void setMode(@Nullable PolicyMode mode) {
+			this.mode = mode;
+		}
 
 		public @Nullable Long getLimit() {
 			return this.limit;

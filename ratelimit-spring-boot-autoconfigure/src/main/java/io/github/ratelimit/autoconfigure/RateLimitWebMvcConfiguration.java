@@ -59,7 +59,8 @@ class RateLimitWebMvcConfiguration {
 		Map<String, PolicyOverride> overrides = new LinkedHashMap<>();
 		properties.getPolicies()
 			.forEach((name, policy) -> overrides.put(name, new PolicyOverride(policy.getLimit(), policy.getWindow(),
-					policy.getAlgorithm(), policy.getBurst(), policy.isEnabled(), policy.getFailureMode())));
+					policy.getAlgorithm(), policy.getBurst(), policy.isEnabled(), policy.getFailureMode(),
+					policy.getKey(), policy.getCountOn(), policy.getSkip(), policy.getMode())));
 		return new RateLimitedMethodRegistry(overrides, properties.getFailureMode(), postProcessor.getIfAvailable(),
 				store::checkSupported);
 	}

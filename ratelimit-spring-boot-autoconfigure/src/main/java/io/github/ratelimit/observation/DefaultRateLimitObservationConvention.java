@@ -27,8 +27,10 @@ public class DefaultRateLimitObservationConvention implements RateLimitObservati
 
 	@Override
 	public KeyValues getLowCardinalityKeyValues(RateLimitObservationContext context) {
-		return KeyValues.of("policy", context.getPolicy().name(), "store", context.getStore(), "outcome",
-				outcome(context.getDecision()));
+		Decision decision = context.getDecision();
+		String outcome = (context.isShadow() && decision != null && !decision.allowed()) ? "shadow-rejected"
+				: outcome(decision);
+		return KeyValues.of("policy", context.getPolicy().name(), "store", context.getStore(), "outcome", outcome);
 	}
 
 	/**

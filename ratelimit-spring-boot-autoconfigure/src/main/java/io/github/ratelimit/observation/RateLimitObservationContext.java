@@ -19,6 +19,8 @@ public class RateLimitObservationContext extends Observation.Context {
 
 	private @Nullable Decision decision;
 
+	private boolean shadow;
+
 	/**
 	 * Create a context.
 	 * @param policy the policy deciding
@@ -45,6 +47,28 @@ public class RateLimitObservationContext extends Observation.Context {
 		return this.decision;
 	}
 
+	/**
+	 * Return whether the policy is in shadow mode.
+	 * @return whether its rejections are reported only
+	 * @since 0.2.0
+	 */
+	public boolean isShadow() {
+		return this.shadow;
+	}
+
+	/**
+	 * Set whether the policy is in shadow mode: its rejections are reported, not enforced.
+	 * @param shadow whether the policy is in shadow mode
+	 * @since 0.2.0
+	 */
+	public void setShadow(boolean shadow) {
+		this.shadow = shadow;
+	}
+
+	/**
+	 * Set the decision.
+	 * @param decision the decision
+	 */
 	public void setDecision(Decision decision) {
 		this.decision = decision;
 	}

@@ -29,9 +29,20 @@ public class RateLimitExceededException extends RateLimitException {
 	 * @param decision the rejection
 	 */
 	public RateLimitExceededException(RateLimitPolicy policy, Decision decision) {
+		this(policy, decision, List.of(policy.name()));
+	}
+
+	/**
+	 * Create an exception for a request that several policies rejected.
+	 * @param policy the policy whose rejection lasts longest
+	 * @param decision its decision
+	 * @param violatedPolicies the names of every policy that rejected the request
+	 * @since 0.2.0
+	 */
+	public RateLimitExceededException(RateLimitPolicy policy, Decision decision, List<String> violatedPolicies) {
 		super(HttpStatus.TOO_MANY_REQUESTS, detail(policy, decision), policy, decision);
 		getBody().setType(QUOTA_EXCEEDED);
-		getBody().setProperty("violated-policies", List.of(policy.name()));
+		getBody().setProperty("violated-policies", List.copyOf(violatedPolicies));
 	}
 
 	private static String detail(RateLimitPolicy policy, Decision decision) {

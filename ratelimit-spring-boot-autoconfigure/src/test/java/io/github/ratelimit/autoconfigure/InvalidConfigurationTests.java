@@ -35,6 +35,24 @@ class InvalidConfigurationTests {
 	}
 
 	@Test
+	void countOnThatIsNotAStatus() {
+		this.runner.withUserConfiguration(Valid.class)
+			.withPropertyValues("ratelimit.policies.valid.count-on=401,unauthorized")
+			.run((context) -> assertThat(findCause(context.getStartupFailure()))
+				.hasMessage("@RateLimited on Valid#get(String): 'count-on' must list HTTP status codes (401) or "
+						+ "classes (4xx) but has 'unauthorized' (from ratelimit.policies.valid.count-on)"));
+	}
+
+	@Test
+	void skipThatDoesNotParse() {
+		this.runner.withUserConfiguration(Valid.class)
+			.withPropertyValues("ratelimit.policies.valid.skip=#request.getHeader(")
+			.run((context) -> assertThat(findCause(context.getStartupFailure()).getMessage())
+				.startsWith("@RateLimited on Valid#get(String): 'skip' is not a valid SpEL expression "
+						+ "'#request.getHeader('"));
+	}
+
+	@Test
 	void limitNotSetAnywhere() {
 		assertFailsWith(NoLimit.class, "@RateLimited on NoLimit#list(): 'limit' is not set; set it on the annotation "
 				+ "or with 'ratelimit.policies.[NoLimit.list].limit'");
