@@ -1,10 +1,12 @@
 package io.github.ratelimit.redis;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.UUID;
 
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.RateLimitPolicy;
+import io.github.ratelimit.store.Acquisition;
 import io.github.ratelimit.conformance.MutableTimeSource;
 import io.github.ratelimit.conformance.RandomScenario;
 import io.github.ratelimit.memory.InMemoryRateLimitStore;
@@ -62,6 +64,22 @@ class StoresAgreeProperties {
 			String key = "key-" + request.key();
 			Decision inMemory = memory.tryAcquire(policy, key, request.cost());
 			Decision inRedis = redisStore.tryAcquire(policy, key, request.cost());
+			assertThat(inRedis).as("step %d of %s: %s", step, policy, request).isEqualTo(inMemory);
+			step++;
+		}
+	}
+
+	@Property(tries = 150)
+	void theAllOrNothingScriptDecidesAsTheMemoryStoreDecisionByDecision(
+			@ForAll("scenarios") RandomScenario scenario) {
+		InMemoryRateLimitStore memory = InMemoryRateLimitStore.builder().clock(clock).build();
+		RateLimitPolicy policy = scenario.policy("together-" + UUID.randomUUID());
+		int step = 0;
+		for (RandomScenario.Step request : scenario.steps()) {
+			clock.advanceMillis(request.advanceMillis());
+			Acquisition acquisition = new Acquisition(policy, "key-" + request.key(), request.cost());
+			Decision inMemory = memory.tryAcquireAll(List.of(acquisition)).decisions().get(0);
+			Decision inRedis = redisStore.tryAcquireAll(List.of(acquisition)).decisions().get(0);
 			assertThat(inRedis).as("step %d of %s: %s", step, policy, request).isEqualTo(inMemory);
 			step++;
 		}
