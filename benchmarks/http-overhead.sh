@@ -12,7 +12,7 @@ mvn -B -q -pl benchmarks,sample-app -am -DskipTests package
 BENCH_JAR=benchmarks/target/benchmarks.jar
 SAMPLE_JAR=$(ls sample-app/target/sample-app-*.jar | grep -v original | head -1)
 PORT=$((20000 + RANDOM % 10000))
-java -jar "$SAMPLE_JAR" --server.port="$PORT" --ratelimit.policies.resources.limit=2000000000 \
+java -jar "$SAMPLE_JAR" --server.port="$PORT" --ratelimit.filters.edge.enabled=false --ratelimit.policies.resources.limit=2000000000 \
   --logging.level.root=WARN ${APP_ARGS:-} > /tmp/http-overhead-app.log 2>&1 &
 APP_PID=$!
 trap 'kill $APP_PID 2>/dev/null || true' EXIT

@@ -156,7 +156,7 @@ http_app() {
   local profile=$1
   for _ in 1 2 3; do
     APP_PORT=$(free_port)
-    java -jar "$SAMPLE_JAR" --server.port="$APP_PORT" --spring.profiles.active="$profile" \
+    java -jar "$SAMPLE_JAR" --server.port="$APP_PORT" --spring.profiles.active="$profile" --ratelimit.filters.edge.enabled=false \
       --spring.data.redis.host=127.0.0.1 --spring.data.redis.port="$REDIS_PORT" \
       --ratelimit.policies.resources.limit=2000000000 --logging.level.root=WARN > "$RESULTS/app-$profile.txt" 2>&1 &
     APP_PID=$!

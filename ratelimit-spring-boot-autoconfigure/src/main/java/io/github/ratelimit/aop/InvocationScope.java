@@ -23,12 +23,35 @@ final class InvocationScope {
 
 	private @Nullable EvaluationContext evaluationContext;
 
+	private MethodPolicy.@Nullable ClientIpSupplier clientIpSupplier;
+
+	private @Nullable String clientIp;
+
 	InvocationScope(Object[] arguments, @Nullable HttpServletRequest request, String[] parameterNames,
 			BeanResolver beanResolver) {
 		this.arguments = arguments;
 		this.request = request;
 		this.parameterNames = parameterNames;
 		this.beanResolver = beanResolver;
+	}
+
+	/**
+	 * Set where the client's address comes from: resolved once per invocation, on first use (the default key, the
+	 * fallback key, {@code #clientIp} in expressions).
+	 */
+	void setClientIpSupplier(MethodPolicy.ClientIpSupplier supplier) {
+		this.clientIpSupplier = supplier;
+	}
+
+	/** The client's address, resolved on first use. */
+	String clientIp() {
+		String clientIp = this.clientIp;
+		if (clientIp == null) {
+			MethodPolicy.ClientIpSupplier supplier = this.clientIpSupplier;
+			clientIp = (supplier != null) ? supplier.get(this) : MethodPolicy.NO_REQUEST_KEY;
+			this.clientIp = clientIp;
+		}
+		return clientIp;
 	}
 
 	Object[] arguments() {
@@ -52,6 +75,7 @@ final class InvocationScope {
 			}
 			created.setVariable("request", this.request);
 			created.setVariable("principal", (this.request != null) ? this.request.getUserPrincipal() : null);
+			created.setVariable("clientIp", (this.clientIpSupplier != null) ? new ClientAddress(clientIp()) : null);
 			this.evaluationContext = created;
 			context = created;
 		}

@@ -45,6 +45,9 @@ final class KeyText {
 	 * @throws RuntimeException whatever {@code toString()} or {@code getName()} throws
 	 */
 	static @Nullable String of(Object value) {
+		if (value instanceof ClientAddress address) {
+			return address.key();
+		}
 		if (value instanceof CharSequence text) {
 			return text.toString();
 		}

@@ -1,5 +1,6 @@
 package io.github.ratelimit.aop;
 
+import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import io.github.ratelimit.RateLimitPolicy;
@@ -48,12 +49,16 @@ final class MethodPolicy {
 
 	private final boolean shadow;
 
+	/** The policy as each plan that changes it has it. */
+	private final Map<String, RateLimitPolicy> planned;
+
 	MethodPolicy(RateLimitPolicy policy, String declaration, String keyExpression, KeySource key, CostSource cost) {
-		this(policy, declaration, keyExpression, key, cost, null, null, false);
+		this(policy, declaration, keyExpression, key, cost, null, null, false, Map.of());
 	}
 
 	MethodPolicy(RateLimitPolicy policy, String declaration, String keyExpression, KeySource key, CostSource cost,
-			@Nullable CountOn countOn, @Nullable Expression skip, boolean shadow) {
+			@Nullable CountOn countOn, @Nullable Expression skip, boolean shadow, Map<String, RateLimitPolicy> planned) {
+		this.planned = Map.copyOf(planned);
 		this.policy = policy;
 		this.declaration = declaration;
 		this.keyExpression = keyExpression;
@@ -102,6 +107,23 @@ final class MethodPolicy {
 		return this.policy;
 	}
 
+	/** The policy under the given plan: the plan's variant if it changes this policy, else the policy itself. */
+	RateLimitPolicy policy(@Nullable String plan) {
+		if (plan == null || this.planned.isEmpty()) {
+			return this.policy;
+		}
+		return this.planned.getOrDefault(plan, this.policy);
+	}
+
+	boolean isPlanned() {
+		return !this.planned.isEmpty();
+	}
+
+	/** Whether the key is the client's IP address: such policies do not apply to exempt clients. */
+	boolean isKeyedByClientIp() {
+		return this.key instanceof KeySource.ClientIp;
+	}
+
 	String declaration() {
 		return this.declaration;
 	}
@@ -116,19 +138,22 @@ final class MethodPolicy {
 	 * its own; that is logged at WARN once per policy, since it usually means the expression is wrong, and it must not
 	 * turn into an error response.
 	 */
-	String key(InvocationScope scope, ClientIpSupplier clientIp) {
+	String key(InvocationScope scope) {
 		if (this.key instanceof KeySource.ClientIp) {
-			return clientIp.get(scope);
+			return scope.clientIp();
 		}
 		Object value;
 		String key;
 		try {
 			value = this.key.key(scope);
+			if (value instanceof ClientAddress address) {
+				return address.key(); // #clientIp: already in a namespace of its own
+			}
 			key = (value != null) ? KeyText.of(value) : null;
 		}
 		catch (RuntimeException ex) {
 			warnFallback("failed: " + ex.getMessage(), ex);
-			return FALLBACK_PREFIX + clientIp.get(scope);
+			return FALLBACK_PREFIX + scope.clientIp();
 		}
 		if (key == null || key.isEmpty()) {
 			warnFallback((value == null) ? "yielded null"
@@ -136,7 +161,7 @@ final class MethodPolicy {
 							+ " must be " + KeyText.ALLOWED + ")"
 							: "yielded an empty string",
 					null);
-			return FALLBACK_PREFIX + clientIp.get(scope);
+			return FALLBACK_PREFIX + scope.clientIp();
 		}
 		return (key.charAt(0) == RESERVED) ? RESERVED + key : key;
 	}

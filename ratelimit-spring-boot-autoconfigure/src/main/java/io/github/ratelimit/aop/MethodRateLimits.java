@@ -21,7 +21,7 @@ final class MethodRateLimits {
 		this.policies = policies.toArray(new MethodPolicy[0]);
 		this.parameterNames = parameterNames;
 		this.single = this.policies.length == 1 && this.policies[0].countOn() == null && !this.policies[0].shadow()
-				&& !this.policies[0].hasSkip();
+				&& !this.policies[0].hasSkip() && !this.policies[0].isPlanned();
 	}
 
 	boolean isEmpty() {

@@ -34,6 +34,7 @@ import org.springframework.context.expression.BeanFactoryResolver;
 import org.springframework.core.DefaultParameterNameDiscoverer;
 import org.springframework.core.MethodClassKey;
 import org.springframework.core.MethodIntrospector;
+import org.springframework.core.annotation.MergedAnnotation;
 import org.springframework.expression.BeanResolver;
 import org.springframework.expression.Expression;
 import org.springframework.expression.ParseException;
@@ -59,6 +60,11 @@ public final class RateLimitedMethodRegistry implements SmartInitializingSinglet
 	static final String PROPERTY_PREFIX = "ratelimit.policies";
 
 	private final Map<String, PolicyOverride> overrides;
+
+	/** By plan, by policy name, what the plan changes. */
+	private Map<String, Map<String, PlanOverride>> plans = Map.of();
+
+	private @Nullable String defaultPlan;
 
 	private final FailureMode defaultFailureMode;
 
@@ -148,7 +154,29 @@ public final class RateLimitedMethodRegistry implements SmartInitializingSinglet
 			this.postProcessor.onEligibleClass(this::register);
 		}
 		checkConfiguredPoliciesExist();
+		checkPlannedPoliciesExist();
 		this.initialized = true;
+	}
+
+	/**
+	 * Check that every policy a plan changes is declared (by an annotation, a filter or in configuration).
+	 * @throws InvalidRateLimitPolicyException naming the plan and the policy if not
+	 */
+	void checkPlannedPoliciesExist() {
+		Set<String> known;
+		synchronized (this.declared) {
+			known = new TreeSet<>(this.declared.keySet());
+		}
+		known.addAll(this.overrides.keySet());
+		this.plans.forEach((plan, policies) -> {
+			for (String name : policies.keySet()) {
+				if (!known.contains(name)) {
+					throw new InvalidRateLimitPolicyException(name, "ratelimit.plans." + plan + "." + bracketed(name)
+							+ " does not match any policy. Known policies: "
+							+ (known.isEmpty() ? "none" : String.join(", ", known)) + ".");
+				}
+			}
+		});
 	}
 
 	/**
@@ -223,7 +251,8 @@ public final class RateLimitedMethodRegistry implements SmartInitializingSinglet
 				throw new InvalidRateLimitPolicyException(name, where + ": policy '" + name
 						+ "' is declared more than once on this method; give each @RateLimited a distinct name");
 			}
-			MethodPolicy policy = build(annotation, name, where, method, names);
+			MethodPolicy policy = build(annotation, name, where, names, method.getParameterTypes(),
+					this.overrides.getOrDefault(name, PolicyOverride.NONE), PROPERTY_PREFIX + "." + bracketed(name));
 			declare(name, where, (policy != null) ? policy.policy() : null, StringUtils.hasText(annotation.name()));
 			if (policy != null) {
 				policies.add(policy);
@@ -232,13 +261,11 @@ public final class RateLimitedMethodRegistry implements SmartInitializingSinglet
 		return new MethodRateLimits(userClass, policies, names);
 	}
 
-	private @Nullable MethodPolicy build(RateLimited annotation, String name, String where, Method method,
-			String[] parameterNames) {
-		PolicyOverride override = this.overrides.getOrDefault(name, PolicyOverride.NONE);
+	private @Nullable MethodPolicy build(RateLimited annotation, String name, String where, String[] parameterNames,
+			Class<?>[] parameterTypes, PolicyOverride override, String property) {
 		if (Boolean.FALSE.equals(override.enabled())) {
 			return null;
 		}
-		String property = PROPERTY_PREFIX + "." + (name.contains(".") ? "[" + name + "]" : name);
 		Long limit = (override.limit() != null) ? override.limit()
 				: (annotation.limit() != RateLimited.UNSET) ? Long.valueOf(annotation.limit()) : null;
 		if (limit == null) {
@@ -266,7 +293,7 @@ public final class RateLimitedMethodRegistry implements SmartInitializingSinglet
 			throw invalid(name, where, message + source(message, override, property), ex);
 		}
 		String keyExpression = ((override.key() != null) ? override.key() : annotation.key()).trim();
-		KeySource key = keySource(keyExpression, name, where, parameterNames, method.getParameterTypes());
+		KeySource key = keySource(keyExpression, name, where, parameterNames, parameterTypes);
 		CostSource cost = costSource(annotation.cost().trim(), policy, where, override, property);
 		CountOn countOn;
 		try {
@@ -279,8 +306,104 @@ public final class RateLimitedMethodRegistry implements SmartInitializingSinglet
 		String skip = ((override.skip() != null) ? override.skip() : annotation.skip()).trim();
 		Expression skipExpression = skip.isEmpty() ? null : parse(skip, "skip", name, where);
 		PolicyMode mode = (override.mode() != null) ? override.mode() : annotation.mode();
-		return new MethodPolicy(policy, where.substring("@RateLimited on ".length()), keyExpression, key, cost,
-				countOn, skipExpression, mode == PolicyMode.SHADOW);
+		String declaration = where.startsWith("@RateLimited on ") ? where.substring("@RateLimited on ".length()) : where;
+		return new MethodPolicy(policy, declaration, keyExpression, key, cost, countOn, skipExpression,
+				mode == PolicyMode.SHADOW, planned(policy, where));
+	}
+
+	/** The policy as each plan that changes it has it, checked like the policy itself. */
+	private Map<String, RateLimitPolicy> planned(RateLimitPolicy policy, String where) {
+		Map<String, RateLimitPolicy> planned = new LinkedHashMap<>();
+		this.plans.forEach((plan, overrides) -> {
+			PlanOverride override = overrides.get(policy.name());
+			if (override == null) {
+				return;
+			}
+			String property = "ratelimit.plans." + plan + "." + bracketed(policy.name());
+			try {
+				RateLimitPolicy variant = policy.toBuilder()
+					.limit((override.limit() != null) ? override.limit() : policy.limit())
+					.window((override.window() != null) ? override.window() : policy.window())
+					.burst((override.burst() != null) ? override.burst()
+							: (policy.burst() != policy.limit() || override.limit() == null) ? policy.burst() : null)
+					.build();
+				this.storeCheck.accept(variant);
+				planned.put(plan, variant);
+			}
+			catch (IllegalArgumentException ex) {
+				throw invalid(policy.name(), where, ex.getMessage() + " (from " + property + ")", ex);
+			}
+		});
+		return planned;
+	}
+
+	private static String bracketed(String name) {
+		return name.contains(".") ? "[" + name + "]" : name;
+	}
+
+	/**
+	 * Set the plans: by plan name, by policy name, what the plan changes; and the plan of requests with no plan or an
+	 * unknown one. Set before start-up validation.
+	 * @param plans the plans
+	 * @param defaultPlan the default plan, or {@code null} for the policies as declared
+	 * @throws InvalidRateLimitPolicyException if the default plan is not one of the plans
+	 */
+	public void setPlans(Map<String, Map<String, PlanOverride>> plans, @Nullable String defaultPlan) {
+		this.plans = Map.copyOf(plans);
+		if (defaultPlan != null && !plans.containsKey(defaultPlan)) {
+			throw new InvalidRateLimitPolicyException(defaultPlan, "ratelimit.default-plan '" + defaultPlan
+					+ "' is not a plan under ratelimit.plans. Known plans: "
+					+ (plans.isEmpty() ? "none" : String.join(", ", new TreeSet<>(plans.keySet()))) + ".");
+		}
+		this.defaultPlan = defaultPlan;
+	}
+
+	/**
+	 * Return the plan a request with the given plan (from the plan resolver) is decided under: the plan if it is
+	 * known, else the default plan.
+	 * @param plan the plan, or {@code null}
+	 * @return the plan to apply, or {@code null} for the policies as declared
+	 */
+	@Nullable String effectivePlan(@Nullable String plan) {
+		return (plan != null && this.plans.containsKey(plan)) ? plan : this.defaultPlan;
+	}
+
+	boolean hasPlans() {
+		return !this.plans.isEmpty();
+	}
+
+	/**
+	 * Build a policy defined in configuration, outside any annotation: a filter's, or a shared policy drawn by a
+	 * filter. Declared like an annotation's, so that its name is known and its settings are checked against other
+	 * declarations of the name.
+	 * @param attributes the policy's attributes, as an annotation would give them
+	 * @param where where it is configured, for messages (such as {@code ratelimit.filters.edge})
+	 * @param override configured values over the attributes
+	 * @return the policy, or {@code null} if it is disabled
+	 */
+	@Nullable MethodPolicy buildConfigured(RateLimited attributes, String where, PolicyOverride override) {
+		String name = attributes.name();
+		MethodPolicy policy = build(attributes, name, where, new String[0], new Class<?>[0], override, where);
+		declare(name, where, (policy != null) ? policy.policy() : null, true);
+		return policy;
+	}
+
+	/**
+	 * Return the shared policy of the given name, defined in {@code ratelimit.policies.<name>}, for a filter that
+	 * draws from it.
+	 * @param name the policy's name
+	 * @param where who draws it, for messages
+	 * @return the policy, or {@code null} if it is disabled
+	 * @throws InvalidRateLimitPolicyException if no such policy is configured in full
+	 */
+	@Nullable MethodPolicy sharedPolicy(String name, String where) {
+		PolicyOverride override = this.overrides.get(name);
+		if (override == null || override.limit() == null || override.window() == null) {
+			throw new InvalidRateLimitPolicyException(name, where + " names policy '" + name + "', which is not "
+					+ "defined under ratelimit.policies (a shared policy needs at least its limit and window there)");
+		}
+		RateLimited attributes = MergedAnnotation.of(RateLimited.class, Map.of("name", name)).synthesize();
+		return buildConfigured(attributes, PROPERTY_PREFIX + "." + bracketed(name), override);
 	}
 
 	private static String source(String message, PolicyOverride override, String property) {

@@ -4,6 +4,7 @@ import java.security.Principal;
 import java.util.ArrayList;
 import java.util.List;
 
+import io.github.ratelimit.annotation.RateLimited;
 import jakarta.servlet.http.HttpServletRequest;
 import org.jspecify.annotations.Nullable;
 
@@ -36,10 +37,9 @@ class RateLimitedRuntimeHints implements BeanFactoryInitializationAotProcessor {
 				}
 			}
 		}
-		if (limited.isEmpty()) {
-			return null;
-		}
 		return (generationContext, code) -> {
+			// Filters and shared policies are built as synthesized @RateLimited annotations: JDK proxies.
+			generationContext.getRuntimeHints().proxies().registerJdkProxy(RateLimited.class);
 			ReflectionHints reflection = generationContext.getRuntimeHints().reflection();
 			for (Class<?> type : limited) {
 				// Annotated methods may be inherited: every class and interface above gives its own.

@@ -62,6 +62,30 @@ public class RateLimitProperties implements InitializingBean {
 	 */
 	private final Map<String, Policy> policies = new LinkedHashMap<>();
 
+	/**
+	 * Limits applied before dispatch by one servlet filter, by name (the name of the filter's policy): coarse limits
+	 * that reject abusive traffic before authentication, argument resolution and message conversion.
+	 */
+	private final Map<String, Filter> filters = new LinkedHashMap<>();
+
+	/**
+	 * Order of the servlet filter that applies ratelimit.filters; by default just before Spring Security's filter
+	 * chain (-100).
+	 */
+	private int filterOrder = DEFAULT_FILTER_ORDER;
+
+	/**
+	 * Plans per client, by plan name: for each policy a plan changes, its limit, window or burst. A
+	 * RateLimitPlanResolver bean gives each request its plan.
+	 */
+	private final Map<String, Map<String, Plan>> plans = new LinkedHashMap<>();
+
+	/**
+	 * Plan of requests that the plan resolver gives no plan or an unknown one. When not set, they are decided under
+	 * the policies as declared.
+	 */
+	private @Nullable String defaultPlan;
+
 	private final Redis redis = new Redis();
 
 	private final DynamoDb dynamodb = new DynamoDb();
@@ -177,6 +201,33 @@ public class RateLimitProperties implements InitializingBean {
 
 	public void setFailureLogInterval(Duration failureLogInterval) {
 		this.failureLogInterval = failureLogInterval;
+	}
+
+	/** The order of the filter layer by default: just before Spring Security's filter chain (-100). */
+	public static final int DEFAULT_FILTER_ORDER = -110;
+
+	public Map<String, Filter> getFilters() {
+		return this.filters;
+	}
+
+	public int getFilterOrder() {
+		return this.filterOrder;
+	}
+
+	public void setFilterOrder(int filterOrder) {
+		this.filterOrder = filterOrder;
+	}
+
+	public Map<String, Map<String, Plan>> getPlans() {
+		return this.plans;
+	}
+
+	public @Nullable String getDefaultPlan() {
+		return this.defaultPlan;
+	}
+
+	public void setDefaultPlan(@Nullable String defaultPlan) {
+		this.defaultPlan = defaultPlan;
 	}
 
 	public Map<String, Policy> getPolicies() {
@@ -394,6 +445,247 @@ public class RateLimitProperties implements InitializingBean {
 	/**
 	 * Settings of the Redis store.
 	 */
+	/**
+	 * What a plan changes of one policy.
+	 */
+	public static class Plan {
+
+		/**
+		 * Limit under this plan. When not set, the policy's limit applies.
+		 */
+		private @Nullable Long limit;
+
+		/**
+		 * Window under this plan. If a duration suffix is not specified, seconds will be used. When not set, the
+		 * policy's window applies.
+		 */
+		@DurationUnit(ChronoUnit.SECONDS)
+		private @Nullable Duration window;
+
+		/**
+		 * Burst under this plan (bucket algorithms). When not set, the policy's burst applies, or the plan's limit if
+		 * the policy's burst is its limit.
+		 */
+		private @Nullable Long burst;
+
+		public @Nullable Long getLimit() {
+			return this.limit;
+		}
+
+		public void setLimit(@Nullable Long limit) {
+			this.limit = limit;
+		}
+
+		public @Nullable Duration getWindow() {
+			return this.window;
+		}
+
+		public void setWindow(@Nullable Duration window) {
+			this.window = window;
+		}
+
+		public @Nullable Long getBurst() {
+			return this.burst;
+		}
+
+		public void setBurst(@Nullable Long burst) {
+			this.burst = burst;
+		}
+
+	}
+
+	/**
+	 * A limit of the filter layer.
+	 */
+	public static class Filter {
+
+		/**
+		 * Request paths the filter applies to, in Spring PathPattern syntax (/api/**), within the application (after
+		 * the context path). Required.
+		 */
+		private List<String> paths = new ArrayList<>();
+
+		/**
+		 * HTTP methods the filter applies to. Empty: every method.
+		 */
+		private List<String> methods = new ArrayList<>();
+
+		/**
+		 * SpEL expression of the counter key, over #request and #clientIp. When not set, the client IP address.
+		 */
+		private @Nullable String key;
+
+		/**
+		 * Maximum number of units per window (for the bucket algorithms, the refill or drain rate). Required.
+		 */
+		private @Nullable Long limit;
+
+		/**
+		 * Window length. If a duration suffix is not specified, seconds will be used. Required.
+		 */
+		@DurationUnit(ChronoUnit.SECONDS)
+		private @Nullable Duration window;
+
+		/**
+		 * Algorithm that enforces the limit.
+		 */
+		private Algorithm algorithm = Algorithm.FIXED;
+
+		/**
+		 * Bucket capacity of the token and leaky bucket algorithms. When not set, the limit.
+		 */
+		private @Nullable Long burst;
+
+		/**
+		 * Units each request takes.
+		 */
+		private long cost = 1;
+
+		/**
+		 * Whether the filter rejects (enforce) or only reports what it would have rejected (shadow).
+		 */
+		private PolicyMode mode = PolicyMode.ENFORCE;
+
+		/**
+		 * What happens when the store cannot decide. When not set, the global failure mode applies.
+		 */
+		private @Nullable FailureMode failureMode;
+
+		/**
+		 * SpEL condition, over #request and #clientIp, under which the filter neither counts nor limits a request.
+		 */
+		private @Nullable String skip;
+
+		/**
+		 * Whether the filter applies.
+		 */
+		private boolean enabled = true;
+
+		/**
+		 * Order among filters: lower first. Filters that apply to a request are decided together, all or nothing.
+		 */
+		private int order;
+
+		/**
+		 * Shared policies (defined under ratelimit.policies) that requests matching this filter draw from too, decided
+		 * with the filter's own limit.
+		 */
+		private List<String> policies = new ArrayList<>();
+
+		public List<String> getPaths() {
+			return this.paths;
+		}
+
+		public void setPaths(List<String> paths) {
+			this.paths = paths;
+		}
+
+		public List<String> getMethods() {
+			return this.methods;
+		}
+
+		public void setMethods(List<String> methods) {
+			this.methods = methods;
+		}
+
+		public @Nullable String getKey() {
+			return this.key;
+		}
+
+		public void setKey(@Nullable String key) {
+			this.key = key;
+		}
+
+		public @Nullable Long getLimit() {
+			return this.limit;
+		}
+
+		public void setLimit(@Nullable Long limit) {
+			this.limit = limit;
+		}
+
+		public @Nullable Duration getWindow() {
+			return this.window;
+		}
+
+		public void setWindow(@Nullable Duration window) {
+			this.window = window;
+		}
+
+		public Algorithm getAlgorithm() {
+			return this.algorithm;
+		}
+
+		public void setAlgorithm(Algorithm algorithm) {
+			this.algorithm = algorithm;
+		}
+
+		public @Nullable Long getBurst() {
+			return this.burst;
+		}
+
+		public void setBurst(@Nullable Long burst) {
+			this.burst = burst;
+		}
+
+		public long getCost() {
+			return this.cost;
+		}
+
+		public void setCost(long cost) {
+			this.cost = cost;
+		}
+
+		public PolicyMode getMode() {
+			return this.mode;
+		}
+
+		public void setMode(PolicyMode mode) {
+			this.mode = mode;
+		}
+
+		public @Nullable FailureMode getFailureMode() {
+			return this.failureMode;
+		}
+
+		public void setFailureMode(@Nullable FailureMode failureMode) {
+			this.failureMode = failureMode;
+		}
+
+		public @Nullable String getSkip() {
+			return this.skip;
+		}
+
+		public void setSkip(@Nullable String skip) {
+			this.skip = skip;
+		}
+
+		public boolean isEnabled() {
+			return this.enabled;
+		}
+
+		public void setEnabled(boolean enabled) {
+			this.enabled = enabled;
+		}
+
+		public int getOrder() {
+			return this.order;
+		}
+
+		public void setOrder(int order) {
+			this.order = order;
+		}
+
+		public List<String> getPolicies() {
+			return this.policies;
+		}
+
+		public void setPolicies(List<String> policies) {
+			this.policies = policies;
+		}
+
+	}
+
 	public static class Redis {
 
 		/**
@@ -748,6 +1040,20 @@ public class RateLimitProperties implements InitializingBean {
 		 */
 		private int ipv6PrefixLength = 64;
 
+		/**
+		 * Clients no policy keyed by the client IP applies to (health checkers, internal callers), as IP addresses
+		 * or CIDR blocks. Policies with a key expression still apply to them.
+		 */
+		private List<String> exempt = new ArrayList<>();
+
+		public List<String> getExempt() {
+			return this.exempt;
+		}
+
+		public void setExempt(List<String> exempt) {
+			this.exempt = exempt;
+		}
+
 		public List<String> getTrustedProxies() {
 			return this.trustedProxies;
 		}
@@ -781,6 +1087,16 @@ public class RateLimitProperties implements InitializingBean {
 				catch (IllegalArgumentException ex) {
 					throw new InvalidConfigurationPropertyValueException("ratelimit.client-ip.trusted-proxies[" + i + "]",
 							proxy, ex.getMessage());
+				}
+			}
+			for (int i = 0; i < this.exempt.size(); i++) {
+				String network = this.exempt.get(i);
+				try {
+					IpRange.parse(network);
+				}
+				catch (IllegalArgumentException ex) {
+					throw new InvalidConfigurationPropertyValueException("ratelimit.client-ip.exempt[" + i + "]",
+							network, ex.getMessage());
 				}
 			}
 			if (this.ipv4PrefixLength < 1 || this.ipv4PrefixLength > 32) {

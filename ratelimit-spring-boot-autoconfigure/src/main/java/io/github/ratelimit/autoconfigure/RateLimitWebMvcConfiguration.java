@@ -1,19 +1,25 @@
 package io.github.ratelimit.autoconfigure;
 
+import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
 import io.github.ratelimit.TimeSource;
+import io.github.ratelimit.aop.FilterDefinition;
+import io.github.ratelimit.aop.PlanOverride;
 import io.github.ratelimit.aop.PolicyOverride;
+import io.github.ratelimit.aop.RateLimitFilter;
 import io.github.ratelimit.aop.RateLimitInterceptor;
 import io.github.ratelimit.aop.RateLimitedAnnotationBeanPostProcessor;
 import io.github.ratelimit.aop.RateLimitedMethodRegistry;
 import io.github.ratelimit.limiter.RateLimiter;
 import io.github.ratelimit.observation.RateLimitObservationConvention;
 import io.github.ratelimit.store.RateLimitStore;
+import io.github.ratelimit.web.ClientExemptions;
 import io.github.ratelimit.web.ClientIpResolver;
+import io.github.ratelimit.web.RateLimitPlanResolver;
 import io.github.ratelimit.web.RateLimitHeadersWriter;
 import io.github.ratelimit.web.StandardRateLimitHeadersWriter;
 import io.github.ratelimit.web.TrustedProxiesClientIpResolver;
@@ -24,6 +30,7 @@ import org.springframework.beans.factory.config.BeanDefinition;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
+import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Role;
@@ -61,21 +68,65 @@ class RateLimitWebMvcConfiguration {
 			.forEach((name, policy) -> overrides.put(name, new PolicyOverride(policy.getLimit(), policy.getWindow(),
 					policy.getAlgorithm(), policy.getBurst(), policy.isEnabled(), policy.getFailureMode(),
 					policy.getKey(), policy.getCountOn(), policy.getSkip(), policy.getMode())));
-		return new RateLimitedMethodRegistry(overrides, properties.getFailureMode(), postProcessor.getIfAvailable(),
-				store::checkSupported);
+		RateLimitedMethodRegistry registry = new RateLimitedMethodRegistry(overrides, properties.getFailureMode(),
+				postProcessor.getIfAvailable(), store::checkSupported);
+		Map<String, Map<String, PlanOverride>> plans = new LinkedHashMap<>();
+		properties.getPlans().forEach((plan, policies) -> {
+			Map<String, PlanOverride> changes = new LinkedHashMap<>();
+			policies.forEach((policy, values) -> changes.put(policy,
+					new PlanOverride(values.getLimit(), values.getWindow(), values.getBurst())));
+			plans.put(plan, changes);
+		});
+		registry.setPlans(plans, properties.getDefaultPlan());
+		return registry;
 	}
 
 	@Bean
 	@ConditionalOnMissingBean
 	RateLimitInterceptor rateLimitInterceptor(RateLimitedMethodRegistry registry, RateLimiter rateLimiter,
-			RateLimitHeadersWriter headersWriter, ClientIpResolver clientIpResolver,
-			ObjectProvider<ObservationRegistry> observationRegistry,
+			RateLimitHeadersWriter headersWriter, ClientIpResolver clientIpResolver, RateLimitProperties properties,
+			ObjectProvider<RateLimitPlanResolver> planResolver, ObjectProvider<ObservationRegistry> observationRegistry,
 			ObjectProvider<RateLimitObservationConvention> observationConvention) {
 		RateLimitInterceptor interceptor = new RateLimitInterceptor(registry, rateLimiter, headersWriter,
 				clientIpResolver);
 		observationRegistry.ifAvailable((observations) -> interceptor.setObservationRegistry(observations,
 				observationConvention.getIfAvailable()));
+		interceptor.setPlanResolver(planResolver.getIfAvailable());
+		interceptor.setExempt(ClientExemptions.of(properties.getClientIp().getExempt()));
 		return interceptor;
+	}
+
+	/**
+	 * The filter layer, registered just before Spring Security's filter chain unless {@code ratelimit.filter-order}
+	 * says otherwise; disabled when no filter is configured.
+	 */
+	@Bean
+	@ConditionalOnMissingBean(name = "rateLimitFilterRegistration")
+	FilterRegistrationBean<RateLimitFilter> rateLimitFilterRegistration(RateLimitProperties properties,
+			RateLimitedMethodRegistry registry, RateLimiter rateLimiter, RateLimitHeadersWriter headersWriter,
+			ClientIpResolver clientIpResolver, ObjectProvider<RateLimitPlanResolver> planResolver,
+			ObjectProvider<ObservationRegistry> observationRegistry,
+			ObjectProvider<RateLimitObservationConvention> observationConvention) {
+		List<FilterDefinition> definitions = new ArrayList<>();
+		properties.getFilters().forEach((name, filter) -> {
+			if (filter.isEnabled()) {
+				definitions.add(new FilterDefinition(name, filter.getOrder(), filter.getPaths(), filter.getMethods(),
+						filter.getKey(), filter.getLimit(), filter.getWindow(), filter.getAlgorithm(), filter.getBurst(),
+						filter.getCost(), filter.getMode(), filter.getFailureMode(), filter.getSkip(),
+						filter.getPolicies()));
+			}
+		});
+		RateLimitFilter filter = new RateLimitFilter(definitions, registry, rateLimiter, headersWriter,
+				clientIpResolver);
+		observationRegistry.ifAvailable((observations) -> filter.setObservationRegistry(observations,
+				observationConvention.getIfAvailable()));
+		filter.setPlanResolver(planResolver.getIfAvailable());
+		filter.setExempt(ClientExemptions.of(properties.getClientIp().getExempt()));
+		FilterRegistrationBean<RateLimitFilter> registration = new FilterRegistrationBean<>(filter);
+		registration.setName("rateLimitFilter");
+		registration.setOrder(properties.getFilterOrder());
+		registration.setEnabled(!definitions.isEmpty());
+		return registration;
 	}
 
 	@Bean

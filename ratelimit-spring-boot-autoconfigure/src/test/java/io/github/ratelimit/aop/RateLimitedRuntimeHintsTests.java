@@ -50,10 +50,19 @@ class RateLimitedRuntimeHintsTests {
 	}
 
 	@Test
-	void aContextWithoutRateLimitedBeansContributesNothing() {
+	void aContextWithoutRateLimitedBeansStillGetsTheProxyOfConfiguredPolicies() {
 		DefaultListableBeanFactory beanFactory = new DefaultListableBeanFactory();
 		beanFactory.registerBeanDefinition("plain", new RootBeanDefinition(Plain.class));
-		assertThat(new RateLimitedRuntimeHints().processAheadOfTime(beanFactory)).isNull();
+		BeanFactoryInitializationAotContribution contribution = new RateLimitedRuntimeHints()
+			.processAheadOfTime(beanFactory);
+		assertThat(contribution).isNotNull();
+		DefaultGenerationContext generationContext = new DefaultGenerationContext(
+				new ClassNameGenerator(ClassName.get(getClass())), new InMemoryGeneratedFiles());
+		contribution.applyTo(generationContext, null);
+		var hints = generationContext.getRuntimeHints();
+		// Filters and shared policies are synthesized @RateLimited annotations.
+		assertThat(RuntimeHintsPredicates.proxies().forInterfaces(RateLimited.class)).accepts(hints);
+		assertThat(RuntimeHintsPredicates.reflection().onType(Plain.class)).rejects(hints);
 	}
 
 	static class Limited {

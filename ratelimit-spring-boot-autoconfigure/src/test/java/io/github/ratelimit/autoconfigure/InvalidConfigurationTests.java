@@ -53,6 +53,86 @@ class InvalidConfigurationTests {
 	}
 
 	@Test
+	void filterWithoutPaths() {
+		assertPropertiesFail("ratelimit.filters.edge.paths: at least one path "
+				+ "pattern is required (such as /api/**)", "ratelimit.filters.edge.limit=10",
+				"ratelimit.filters.edge.window=1s");
+	}
+
+	@Test
+	void filterWithAPathThatIsNotAPattern() {
+		assertPropertiesFail("ratelimit.filters.edge.paths[1]: '/api/{id' is not a path pattern",
+				"ratelimit.filters.edge.paths=/api/**,/api/{id", "ratelimit.filters.edge.limit=10",
+				"ratelimit.filters.edge.window=1s");
+	}
+
+	@Test
+	void filterWithAnUnknownMethod() {
+		assertPropertiesFail("ratelimit.filters.edge.methods[0]: 'FETCH' is not an HTTP method",
+				"ratelimit.filters.edge.paths=/api/**", "ratelimit.filters.edge.methods=FETCH",
+				"ratelimit.filters.edge.limit=10", "ratelimit.filters.edge.window=1s");
+	}
+
+	@Test
+	void filterWithoutALimit() {
+		assertPropertiesFail("ratelimit.filters.edge: 'limit' is not set",
+				"ratelimit.filters.edge.paths=/api/**", "ratelimit.filters.edge.window=1s");
+	}
+
+	@Test
+	void filterWithABadWindow() {
+		assertPropertiesFail("ratelimit.filters.edge: 'window' must be a positive duration but was '0s'",
+				"ratelimit.filters.edge.paths=/api/**", "ratelimit.filters.edge.limit=10",
+				"ratelimit.filters.edge.window=0s");
+	}
+
+	@Test
+	void filterDrawingAPolicyThatIsNotDefined() {
+		assertPropertiesFail("ratelimit.filters.edge.policies[0] names policy 'acount', which is not defined "
+				+ "under ratelimit.policies", "ratelimit.filters.edge.paths=/api/**", "ratelimit.filters.edge.limit=10",
+				"ratelimit.filters.edge.window=1s", "ratelimit.filters.edge.policies=acount");
+	}
+
+	@Test
+	void filterKeyThatDoesNotParse() {
+		assertPropertiesFail("ratelimit.filters.edge: 'key' is not a valid SpEL expression '#request.('",
+				"ratelimit.filters.edge.paths=/api/**", "ratelimit.filters.edge.limit=10",
+				"ratelimit.filters.edge.window=1s", "ratelimit.filters.edge.key=#request.(");
+	}
+
+	@Test
+	void planChangingAPolicyThatIsNotDeclared() {
+		assertPropertiesFail("ratelimit.plans.pro.vaild does not match any policy. Known policies: valid.",
+				"ratelimit.plans.pro.vaild.limit=100");
+	}
+
+	@Test
+	void planWithALimitBelowOne() {
+		assertPropertiesFail("@RateLimited on Valid#get(String): 'limit' must be at least 1 but was 0 (from "
+				+ "ratelimit.plans.pro.valid)", "ratelimit.plans.pro.valid.limit=0");
+	}
+
+	@Test
+	void defaultPlanThatIsNotAPlan() {
+		assertPropertiesFail("ratelimit.default-plan 'gold' is not a plan under ratelimit.plans. Known plans: "
+				+ "pro.", "ratelimit.plans.pro.valid.limit=100", "ratelimit.default-plan=gold");
+	}
+
+	@Test
+	void exemptEntryThatIsNotANetwork() {
+		this.runner.withUserConfiguration(Valid.class)
+			.withPropertyValues("ratelimit.client-ip.exempt=10.0.0.0/8,localhost")
+			.run((context) -> assertThat(context.getStartupFailure()).rootCause()
+				.hasMessageContaining("'localhost' is not an IP address or a CIDR block"));
+	}
+
+	private void assertPropertiesFail(String messageStart, String... properties) {
+		this.runner.withUserConfiguration(Valid.class)
+			.withPropertyValues(properties)
+			.run((context) -> assertThat(findCause(context.getStartupFailure()).getMessage()).startsWith(messageStart));
+	}
+
+	@Test
 	void limitNotSetAnywhere() {
 		assertFailsWith(NoLimit.class, "@RateLimited on NoLimit#list(): 'limit' is not set; set it on the annotation "
 				+ "or with 'ratelimit.policies.[NoLimit.list].limit'");

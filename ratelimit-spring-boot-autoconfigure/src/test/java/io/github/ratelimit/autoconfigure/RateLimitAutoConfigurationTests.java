@@ -2,6 +2,7 @@ package io.github.ratelimit.autoconfigure;
 
 import java.util.List;
 
+import io.github.ratelimit.aop.RateLimitFilter;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.RateLimitListener;
 import io.github.ratelimit.RateLimitPolicy;
@@ -23,6 +24,7 @@ import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -46,6 +48,57 @@ class RateLimitAutoConfigurationTests {
 		assertThat(ClassUtils.isPresent("org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration",
 				getClass().getClassLoader()))
 			.isTrue();
+	}
+
+	@Test
+	void theFilterLayerIsRegisteredButDisabledWhenNoFilterIsConfigured() {
+		this.runner.withPropertyValues("ratelimit.store=memory")
+			.run((context) -> assertThat(context.getBean("rateLimitFilterRegistration", FilterRegistrationBean.class)
+				.isEnabled()).isFalse());
+	}
+
+	@Test
+	void theFilterLayerRunsJustBeforeSpringSecurityOnceAFilterIsConfigured() {
+		this.runner
+			.withPropertyValues("ratelimit.store=memory", "ratelimit.filters.edge.paths=/api/**",
+					"ratelimit.filters.edge.limit=100", "ratelimit.filters.edge.window=1s")
+			.run((context) -> {
+				FilterRegistrationBean<?> registration = context.getBean("rateLimitFilterRegistration",
+						FilterRegistrationBean.class);
+				assertThat(registration.isEnabled()).isTrue();
+				assertThat(registration.getOrder()).isEqualTo(-110);
+				assertThat(((RateLimitFilter) registration.getFilter()).filterNames()).containsExactly("edge");
+			});
+	}
+
+	@Test
+	void theFilterLayersOrderIsConfigurable() {
+		this.runner
+			.withPropertyValues("ratelimit.store=memory", "ratelimit.filter-order=5",
+					"ratelimit.filters.edge.paths=/api/**", "ratelimit.filters.edge.limit=100",
+					"ratelimit.filters.edge.window=1s")
+			.run((context) -> assertThat(context.getBean("rateLimitFilterRegistration", FilterRegistrationBean.class)
+				.getOrder()).isEqualTo(5));
+	}
+
+	@Test
+	void aDisabledFilterIsLeftOut() {
+		this.runner
+			.withPropertyValues("ratelimit.store=memory", "ratelimit.filters.edge.paths=/api/**",
+					"ratelimit.filters.edge.limit=100", "ratelimit.filters.edge.window=1s",
+					"ratelimit.filters.edge.enabled=false", "ratelimit.filters.other.paths=/**",
+					"ratelimit.filters.other.limit=100", "ratelimit.filters.other.window=1s")
+			.run((context) -> assertThat(((RateLimitFilter) context
+				.getBean("rateLimitFilterRegistration", FilterRegistrationBean.class)
+				.getFilter()).filterNames()).containsExactly("other"));
+	}
+
+	@Test
+	void aFilterRegistrationOfTheUsersOwnWins() {
+		this.runner.withPropertyValues("ratelimit.store=memory")
+			.withBean("rateLimitFilterRegistration", FilterRegistrationBean.class, FilterRegistrationBean::new)
+			.run((context) -> assertThat(context.getBean("rateLimitFilterRegistration", FilterRegistrationBean.class)
+				.getFilter()).isNull());
 	}
 
 	@Test

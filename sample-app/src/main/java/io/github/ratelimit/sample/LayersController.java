@@ -5,6 +5,7 @@ import java.util.Map;
 
 import io.github.ratelimit.Algorithm;
 import io.github.ratelimit.annotation.RateLimited;
+import io.github.ratelimit.web.RateLimitStatus;
 
 import org.springframework.http.HttpStatus;
 import org.springframework.http.ResponseEntity;
@@ -16,24 +17,41 @@ import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
 
 /**
- * Layers of limits on one method, as docs/layers.md describes them: the shared {@code account} quota (defined in
- * application.yml only) drawn by each endpoint, per-client limits that pass or fail together, and a login limit that
- * counts failed attempts only.
+ * The method layer of docs/layers.md (the filter layer, {@code edge}, and the shared {@code account} quota it draws
+ * are in application.yml): per-client limits that pass or fail together, a quota whose limit depends on the
+ * client's plan, and a login limit that counts failed attempts only.
  */
 @RestController
 @RequestMapping("/api/v1")
 class LayersController {
 
-	@RateLimited(name = "account")
 	@RateLimited(name = "search-per-ip", limit = 3, window = "2s", algorithm = Algorithm.SLIDING_LOG)
 	@RateLimited(name = "search-per-key", limit = 10, window = "1m", algorithm = Algorithm.SLIDING_LOG,
-			key = "#request.getHeader('X-API-Key')")
+			key = "#request.getHeader('X-API-Key') ?: #clientIp")
 	@GetMapping("/search")
 	Map<String, Object> search(@RequestParam(defaultValue = "") String q) {
 		return Map.of("query", q, "results", List.of());
 	}
 
-	@RateLimited(name = "account")
+	/** 3 per minute on the free plan, 10 on pro (application.yml); the plan comes from the API key. */
+	@RateLimited(name = "quota", limit = 3, window = "1m", algorithm = Algorithm.SLIDING_LOG,
+			key = "#request.getHeader('X-API-Key') ?: #clientIp")
+	@GetMapping("/quota")
+	Map<String, Object> quota(RateLimitStatus status) {
+		long remaining = status.limits()
+			.stream()
+			.filter((limit) -> limit.policy().name().equals("quota"))
+			.mapToLong((limit) -> limit.decision().remaining())
+			.findFirst()
+			.orElse(0);
+		return Map.of("plan-limit", status.limits()
+			.stream()
+			.filter((limit) -> limit.policy().name().equals("quota"))
+			.mapToLong((limit) -> limit.policy().limit())
+			.findFirst()
+			.orElse(0), "remaining", remaining);
+	}
+
 	@RateLimited(name = "login", limit = 5, window = "15m", countOn = "401")
 	@PostMapping("/login")
 	ResponseEntity<Map<String, Object>> login(@RequestBody Credentials credentials) {

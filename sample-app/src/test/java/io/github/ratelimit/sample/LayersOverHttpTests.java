@@ -74,14 +74,14 @@ class LayersOverHttpTests {
 	}
 
 	@Test
-	void theSharedQuotaIsDrawnByEveryEndpointThatNamesIt() throws Exception {
+	void theSharedQuotaIsDrawnByEveryApiRequestEvenOneThatMatchesNoHandler() throws Exception {
 		start("--ratelimit.policies.account.limit=5", "--ratelimit.policies.account.burst=5",
 				"--ratelimit.policies.account.window=1h");
 		assertThat(search("198.51.100.20", "key-c").statusCode()).isEqualTo(200);
-		assertThat(search("198.51.100.21", "key-d").statusCode()).isEqualTo(200);
+		assertThat(get("/api/v1/no-such-thing", "198.51.100.21", null).statusCode()).isEqualTo(404);
 		assertThat(login("198.51.100.22", "demo", "demo")).isEqualTo(200);
 		assertThat(login("198.51.100.23", "demo", "wrong")).isEqualTo(401);
-		assertThat(search("198.51.100.24", "key-e").statusCode()).isEqualTo(200);
+		assertThat(get("/api/v1/resources", "198.51.100.24", null).statusCode()).isEqualTo(200);
 		HttpResponse<String> rejected = search("198.51.100.25", "key-f");
 		assertThat(rejected.statusCode()).isEqualTo(429);
 		assertThat(rejected.body()).contains("\"violated-policies\":[\"account\"]");
@@ -98,7 +98,8 @@ class LayersOverHttpTests {
 
 	@Test
 	void aSkippedPolicyNeitherCountsNorLimits() throws Exception {
-		start("--ratelimit.policies.search-per-ip.skip=#request.getHeader('X-API-Key') == 'internal'");
+		start("--ratelimit.policies.search-per-ip.skip=#request.getHeader('X-API-Key') == 'internal'",
+				"--ratelimit.policies.search-per-key.limit=100");
 		for (int i = 0; i < 8; i++) {
 			assertThat(search("198.51.100.40", "internal").statusCode()).isEqualTo(200);
 		}
@@ -108,6 +109,112 @@ class LayersOverHttpTests {
 				.isEqualTo(200);
 		}
 		assertThat(search("198.51.100.40", "other").statusCode()).isEqualTo(429);
+	}
+
+	@Test
+	void theEdgeFilterLimitsEachAddressBeforeDispatchWithTheSameAnswerAsTheMethodLayer() throws Exception {
+		start("--ratelimit.filters.edge.limit=1", "--ratelimit.filters.edge.burst=2",
+				"--ratelimit.filters.edge.window=1h");
+		assertThat(get("/api/v1/no-such-thing", "198.51.100.50", null).statusCode()).isEqualTo(404);
+		assertThat(search("198.51.100.50", "key-g").statusCode()).isEqualTo(200);
+		HttpResponse<String> rejected = search("198.51.100.50", "key-g");
+		assertThat(rejected.statusCode()).isEqualTo(429);
+		assertThat(rejected.headers().firstValue("Content-Type")).hasValueSatisfying(
+				(type) -> assertThat(type).startsWith("application/problem+json"));
+		assertThat(rejected.headers().firstValue("Retry-After")).isPresent();
+		assertThat(rejected.headers().firstValue("RateLimit-Remaining")).hasValue("0");
+		assertThat(rejected.body()).contains("\"violated-policies\":[\"edge\"]")
+			.contains("\"type\":\"https://iana.org/assignments/http-problem-types#quota-exceeded\"")
+			.contains("\"status\":429");
+		assertThat(get("/actuator/health", "198.51.100.50", null).statusCode()).as("outside /api/**").isEqualTo(200);
+		assertThat(search("198.51.100.51", "key-g").statusCode()).as("another address").isEqualTo(200);
+	}
+
+	@Test
+	void requestsTheFilterRejectsNeverReachTheMethodLimits() throws Exception {
+		start("--ratelimit.filters.edge.limit=1", "--ratelimit.filters.edge.burst=2",
+				"--ratelimit.filters.edge.window=1h");
+		for (int i = 0; i < 2; i++) {
+			assertThat(search("198.51.100.60", "key-h").statusCode()).isEqualTo(200);
+		}
+		for (int i = 0; i < 5; i++) {
+			assertThat(search("198.51.100.60", "key-h").statusCode()).isEqualTo(429);
+		}
+		// search-per-key allows 10 a minute: 2 spent, none by the 5 the filter rejected.
+		for (int address = 61; address <= 64; address++) {
+			assertThat(search("198.51.100." + address, "key-h").statusCode()).isEqualTo(200);
+			assertThat(search("198.51.100." + address, "key-h").statusCode()).isEqualTo(200);
+		}
+		HttpResponse<String> rejected = search("198.51.100.65", "key-h");
+		assertThat(rejected.statusCode()).isEqualTo(429);
+		assertThat(rejected.body()).contains("\"violated-policies\":[\"search-per-key\"]");
+	}
+
+	@Test
+	void theQuotaFollowsThePlanOfTheApiKey() throws Exception {
+		start();
+		for (int i = 0; i < 3; i++) {
+			assertThat(get("/api/v1/quota", "198.51.100.70", "free-key").statusCode()).isEqualTo(200);
+		}
+		assertThat(get("/api/v1/quota", "198.51.100.70", "free-key").statusCode()).isEqualTo(429);
+		for (int i = 0; i < 10; i++) {
+			HttpResponse<String> response = get("/api/v1/quota", "198.51.100.70", "pro-key");
+			assertThat(response.statusCode()).isEqualTo(200);
+			assertThat(response.body()).contains("\"plan-limit\":10");
+		}
+		assertThat(get("/api/v1/quota", "198.51.100.70", "pro-key").statusCode()).isEqualTo(429);
+		for (int i = 0; i < 3; i++) {
+			assertThat(get("/api/v1/quota", "198.51.100.71", null).statusCode()).as("no key: free, by address")
+				.isEqualTo(200);
+		}
+		assertThat(get("/api/v1/quota", "198.51.100.71", null).statusCode()).isEqualTo(429);
+		assertThat(get("/api/v1/quota", "198.51.100.72", "198.51.100.71").statusCode())
+			.as("an API key that is an address is not that address's counter").isEqualTo(200);
+	}
+
+	@Test
+	void anExemptAddressIsLimitedOnlyByPoliciesWithAKeyOfTheirOwn() throws Exception {
+		start("--ratelimit.client-ip.exempt=198.51.100.80/31", "--ratelimit.filters.edge.limit=1",
+				"--ratelimit.filters.edge.burst=1", "--ratelimit.filters.edge.window=1h");
+		for (int i = 0; i < 6; i++) {
+			assertThat(search("198.51.100.80", "key-" + i).statusCode()).as("no edge, no search-per-ip")
+				.isEqualTo(200);
+		}
+		for (int i = 0; i < 10; i++) {
+			search("198.51.100.81", "key-j");
+		}
+		assertThat(search("198.51.100.81", "key-j").statusCode()).as("search-per-key still applies").isEqualTo(429);
+		assertThat(search("198.51.100.82", "key-k").statusCode()).isEqualTo(200);
+		assertThat(search("198.51.100.82", "key-k").statusCode()).as("not exempt").isEqualTo(429);
+	}
+
+	@Test
+	void theEdgeFilterInShadowModeNeverRejects() throws Exception {
+		start("--ratelimit.filters.edge.mode=shadow", "--ratelimit.filters.edge.limit=1",
+				"--ratelimit.filters.edge.burst=1", "--ratelimit.filters.edge.window=1h");
+		for (int i = 0; i < 3; i++) {
+			assertThat(get("/api/v1/resources", "198.51.100.90", null).statusCode()).isEqualTo(200);
+		}
+	}
+
+	@Test
+	void theEdgeFilterCanBeSwitchedOff() throws Exception {
+		start("--ratelimit.filters.edge.enabled=false", "--ratelimit.policies.account.limit=1",
+				"--ratelimit.policies.account.burst=1", "--ratelimit.policies.account.window=1h");
+		for (int i = 0; i < 3; i++) {
+			assertThat(get("/api/v1/resources", "198.51.100.95", null).statusCode()).as("nor its shared quota")
+				.isEqualTo(200);
+		}
+	}
+
+	private HttpResponse<String> get(String path, String address, String apiKey) throws Exception {
+		HttpRequest.Builder request = HttpRequest.newBuilder(uri(path))
+			.header("X-Forwarded-For", address)
+			.timeout(Duration.ofSeconds(10));
+		if (apiKey != null) {
+			request.header(KEY, apiKey);
+		}
+		return this.client.send(request.build(), HttpResponse.BodyHandlers.ofString());
 	}
 
 	private void start(String... arguments) {

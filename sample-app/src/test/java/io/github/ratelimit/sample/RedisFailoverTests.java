@@ -92,6 +92,7 @@ class RedisFailoverTests {
 
 	private void start(String... redis) {
 		List<String> arguments = new ArrayList<>(List.of("--spring.profiles.active=redis", "--server.port=0",
+				"--ratelimit.filters.edge.enabled=false",
 				"--ratelimit.failure-mode=allow", "--ratelimit.failure-log-interval=1h",
 				"--ratelimit.policies.resources.limit=" + LIMIT, "--ratelimit.policies.resources.window=1h"));
 		arguments.addAll(List.of(redis));

@@ -187,6 +187,7 @@ class RedisOutageTests {
 
 	private void start(FailureMode mode) {
 		this.app = SpringApplication.run(SampleApplication.class, "--spring.profiles.active=redis", "--server.port=0",
+				"--ratelimit.filters.edge.enabled=false",
 				"--spring.data.redis.host=" + this.redis.host(), "--spring.data.redis.port=" + this.redis.port(),
 				"--ratelimit.failure-mode=" + mode, "--ratelimit.redis.timeout=" + TIMEOUT.toMillis() + "ms",
 				"--ratelimit.circuit-breaker.open-duration=1s", "--ratelimit.failure-log-interval=1h",

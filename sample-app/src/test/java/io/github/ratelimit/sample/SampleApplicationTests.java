@@ -99,8 +99,15 @@ class SampleApplicationTests {
 	}
 
 	@Test
-	void anUnlimitedEndpointHasNoRateLimitHeaders() throws Exception {
+	void anEndpointWithNoLimitOfItsOwnShowsOnlyTheEdgeFilter() throws Exception {
 		HttpResponse<String> response = get("/api/v1/unlimited");
+		assertThat(response.statusCode()).isEqualTo(200);
+		assertThat(response.headers().firstValue("RateLimit-Limit")).as("the edge filter's burst").hasValue("200");
+	}
+
+	@Test
+	void aPathOutsideTheFilteredOnesHasNoRateLimitHeaders() throws Exception {
+		HttpResponse<String> response = get("/actuator/health");
 		assertThat(response.statusCode()).isEqualTo(200);
 		assertThat(response.headers().firstValue("RateLimit-Limit")).isEmpty();
 	}

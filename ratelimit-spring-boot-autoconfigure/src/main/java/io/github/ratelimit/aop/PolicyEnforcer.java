@@ -1,0 +1,385 @@
+package io.github.ratelimit.aop;
+
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.IntSupplier;
+
+import io.github.ratelimit.Decision;
+import io.github.ratelimit.RateLimitPolicy;
+import io.github.ratelimit.limiter.Admission;
+import io.github.ratelimit.limiter.RateLimiter;
+import io.github.ratelimit.observation.DefaultRateLimitObservationConvention;
+import io.github.ratelimit.observation.RateLimitObservationContext;
+import io.github.ratelimit.observation.RateLimitObservationConvention;
+import io.github.ratelimit.store.Acquisition;
+import io.github.ratelimit.store.RateLimitStore;
+import io.github.ratelimit.web.AppliedRateLimit;
+import io.github.ratelimit.web.ClientIpResolver;
+import io.github.ratelimit.web.ClientExemptions;
+import io.github.ratelimit.web.RateLimitException;
+import io.github.ratelimit.web.RateLimitExceededException;
+import io.github.ratelimit.web.RateLimitHeadersWriter;
+import io.github.ratelimit.web.RateLimitPlanResolver;
+import io.github.ratelimit.web.RateLimitStatus;
+import io.github.ratelimit.web.RateLimitUnavailableException;
+import io.micrometer.observation.Observation;
+import io.micrometer.observation.ObservationRegistry;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Decides one layer's policies for a request (a method's, or the filter layer's): exempt clients and skip
+ * conditions first, then every enforced policy together, all or nothing, and shadow policies apart; writes the
+ * headers and the request attribute, and rejects by throwing. What a policy counting by outcome took is settled once
+ * the outcome is known. Shared by the method interceptor and the servlet filter, so both layers behave alike.
+ */
+final class PolicyEnforcer {
+
+	private static final Log logger = LogFactory.getLog(PolicyEnforcer.class);
+
+	private static final RateLimitObservationConvention DEFAULT_CONVENTION = new DefaultRateLimitObservationConvention();
+
+	private static final Comparator<AppliedRateLimit> MOST_RESTRICTIVE_FIRST = PolicyEnforcer::compareRestrictiveness;
+
+	private static final long UNKNOWN_PLAN_LOG_INTERVAL_NANOS = 60_000_000_000L;
+
+	private final RateLimiter rateLimiter;
+
+	private final RateLimitHeadersWriter headersWriter;
+
+	private final ClientIpResolver clientIpResolver;
+
+	private final RateLimitedMethodRegistry registry;
+
+	private final String storeName;
+
+	private final ShadowReporter shadowReporter;
+
+	private final MethodPolicy.ClientIpSupplier clientIp = this::clientIp;
+
+	private ObservationRegistry observationRegistry = ObservationRegistry.NOOP;
+
+	private @Nullable RateLimitObservationConvention observationConvention;
+
+	private @Nullable RateLimitPlanResolver planResolver;
+
+	private ClientExemptions exempt = ClientExemptions.NONE;
+
+	private final AtomicLong unknownPlanLoggedAt = new AtomicLong(System.nanoTime() - UNKNOWN_PLAN_LOG_INTERVAL_NANOS);
+
+	PolicyEnforcer(RateLimitedMethodRegistry registry, RateLimiter rateLimiter, RateLimitHeadersWriter headersWriter,
+			ClientIpResolver clientIpResolver) {
+		this.registry = registry;
+		this.rateLimiter = rateLimiter;
+		this.headersWriter = headersWriter;
+		this.clientIpResolver = clientIpResolver;
+		this.storeName = storeName(rateLimiter.store());
+		this.shadowReporter = new ShadowReporter(rateLimiter.listener());
+	}
+
+	void setObservationRegistry(ObservationRegistry observationRegistry,
+			@Nullable RateLimitObservationConvention convention) {
+		this.observationRegistry = observationRegistry;
+		this.observationConvention = convention;
+	}
+
+	void setPlanResolver(@Nullable RateLimitPlanResolver planResolver) {
+		this.planResolver = planResolver;
+	}
+
+	void setExempt(ClientExemptions exempt) {
+		this.exempt = exempt;
+	}
+
+	boolean hasExemptions() {
+		return !this.exempt.isEmpty();
+	}
+
+	MethodPolicy.ClientIpSupplier clientIp() {
+		return this.clientIp;
+	}
+
+	/**
+	 * Decide one policy that counts every request, with no skip, plan or exemption: the common case, kept small.
+	 * @throws RateLimitException if it rejects the request
+	 */
+	void admitOne(MethodPolicy only, InvocationScope scope, @Nullable HttpServletRequest request,
+			@Nullable HttpServletResponse response) {
+		// The cost first: a cost that turns out invalid must fail the request before the policy counts it.
+		long cost = only.cost(scope);
+		String key = only.key(scope);
+		RateLimitPolicy policy = only.policy();
+		Decision decision = decide(policy, key, cost);
+		publish(request, response, List.of(new AppliedRateLimit(policy, decision)));
+		if (!decision.allowed()) {
+			throw rejection(policy, decision, List.of(policy.name()));
+		}
+	}
+
+	/**
+	 * Decide the policies of one layer: every enforced one together, all or nothing; shadow ones apart, never
+	 * rejecting.
+	 * @return what the request holds, to settle once its outcome is known
+	 * @throws RateLimitException if an enforced policy rejects the request
+	 */
+	Held admit(MethodPolicy[] policies, InvocationScope scope, @Nullable HttpServletRequest request,
+			@Nullable HttpServletResponse response) {
+		String plan = null;
+		boolean planResolved = false;
+		List<MethodPolicy> enforced = new ArrayList<>(policies.length);
+		List<Acquisition> acquisitions = new ArrayList<>(policies.length);
+		List<MethodPolicy> shadows = new ArrayList<>(0);
+		List<Acquisition> shadowAcquisitions = new ArrayList<>(0);
+		// Keys and costs first: a cost that turns out invalid must fail the request before any policy counts it.
+		for (MethodPolicy policy : policies) {
+			if (isExempt(policy, scope) || policy.skips(scope)) {
+				continue;
+			}
+			if (policy.isPlanned() && !planResolved) {
+				plan = plan(request);
+				planResolved = true;
+			}
+			Acquisition acquisition = new Acquisition(policy.policy(plan), policy.key(scope), policy.cost(scope));
+			(policy.shadow() ? shadows : enforced).add(policy);
+			(policy.shadow() ? shadowAcquisitions : acquisitions).add(acquisition);
+		}
+		Admission admission = acquisitions.isEmpty() ? null : decideAll(acquisitions, false);
+		List<Admission> shadowAdmissions = new ArrayList<>(shadows.size());
+		for (int i = 0; i < shadows.size(); i++) {
+			Admission shadow = decideAll(List.of(shadowAcquisitions.get(i)), true);
+			shadowAdmissions.add(shadow);
+			Decision decision = shadow.decision(0);
+			if (decision != null && !decision.allowed()) {
+				this.shadowReporter.rejected(shadowAcquisitions.get(i).policy(), decision);
+			}
+		}
+		List<AppliedRateLimit> applied = new ArrayList<>(acquisitions.size());
+		List<AppliedRateLimit> rejected = new ArrayList<>(1);
+		if (admission != null) {
+			for (int i = 0; i < acquisitions.size(); i++) {
+				Decision decision = admission.decision(i);
+				if (decision != null) {
+					AppliedRateLimit limit = new AppliedRateLimit(acquisitions.get(i).policy(), decision);
+					applied.add(limit);
+					if (!decision.allowed()) {
+						rejected.add(limit);
+					}
+				}
+			}
+		}
+		if (!rejected.isEmpty()) {
+			// The rejection that lasts longest leads: retrying sooner would only be rejected again.
+			rejected.sort(Comparator.comparingLong((AppliedRateLimit limit) -> limit.decision().retryAfterSeconds())
+				.reversed());
+			applied.removeAll(rejected);
+			applied.sort(MOST_RESTRICTIVE_FIRST);
+			applied.addAll(0, rejected);
+			publish(request, response, applied);
+			AppliedRateLimit first = rejected.get(0);
+			throw rejection(first.policy(), first.decision(),
+					rejected.stream().map((limit) -> limit.policy().name()).toList());
+		}
+		if (!applied.isEmpty()) {
+			applied.sort(MOST_RESTRICTIVE_FIRST);
+			publish(request, response, applied);
+		}
+		return new Held(enforced, admission, shadows, shadowAdmissions);
+	}
+
+	private boolean isExempt(MethodPolicy policy, InvocationScope scope) {
+		return !this.exempt.isEmpty() && policy.isKeyedByClientIp() && this.exempt.contains(scope.clientIp());
+	}
+
+	/** The plan of this request: the resolver's if it is known, else the default plan. */
+	private @Nullable String plan(@Nullable HttpServletRequest request) {
+		String resolved = (this.planResolver != null && request != null) ? this.planResolver.resolvePlan(request) : null;
+		String plan = this.registry.effectivePlan(resolved);
+		if (resolved != null && !resolved.equals(plan)) {
+			long now = System.nanoTime();
+			long last = this.unknownPlanLoggedAt.get();
+			if (now - last >= UNKNOWN_PLAN_LOG_INTERVAL_NANOS && this.unknownPlanLoggedAt.compareAndSet(last, now)) {
+				logger.warn("Rate limit plan resolver gave plan '" + resolved + "', which is not configured under "
+						+ "ratelimit.plans; using " + ((plan != null) ? "the default plan '" + plan + "'"
+								: "the policies as declared (no ratelimit.default-plan)")
+						+ " (logged at most once a minute)");
+			}
+		}
+		return plan;
+	}
+
+	private static RuntimeException rejection(RateLimitPolicy policy, Decision decision, List<String> violated) {
+		if (decision.origin() == Decision.Origin.FAIL_CLOSED) {
+			return new RateLimitUnavailableException(policy, decision);
+		}
+		return new RateLimitExceededException(policy, decision, violated);
+	}
+
+	private Decision decide(RateLimitPolicy policy, String key, long cost) {
+		if (this.observationRegistry.isNoop()) {
+			return this.rateLimiter.tryAcquire(policy, key, cost);
+		}
+		RateLimitObservationContext context = new RateLimitObservationContext(policy, this.storeName);
+		Observation observation = Observation
+			.createNotStarted(this.observationConvention, DEFAULT_CONVENTION, () -> context, this.observationRegistry)
+			.start();
+		try (Observation.Scope scope = observation.openScope()) {
+			Decision decision = this.rateLimiter.tryAcquire(policy, key, cost);
+			context.setDecision(decision);
+			return decision;
+		}
+		catch (RuntimeException ex) {
+			observation.error(ex);
+			throw ex;
+		}
+		finally {
+			observation.stop();
+		}
+	}
+
+	private Admission decideAll(List<Acquisition> acquisitions, boolean shadow) {
+		if (this.observationRegistry.isNoop()) {
+			return this.rateLimiter.tryAcquireAll(acquisitions);
+		}
+		List<RateLimitObservationContext> contexts = new ArrayList<>(acquisitions.size());
+		List<Observation> observations = new ArrayList<>(acquisitions.size());
+		for (Acquisition acquisition : acquisitions) {
+			RateLimitObservationContext context = new RateLimitObservationContext(acquisition.policy(), this.storeName);
+			context.setShadow(shadow);
+			contexts.add(context);
+			observations.add(Observation
+				.createNotStarted(this.observationConvention, DEFAULT_CONVENTION, () -> context, this.observationRegistry)
+				.start());
+		}
+		try {
+			Admission admission = this.rateLimiter.tryAcquireAll(acquisitions);
+			for (int i = 0; i < contexts.size(); i++) {
+				Decision decision = admission.decision(i);
+				if (decision != null) {
+					contexts.get(i).setDecision(decision);
+				}
+			}
+			return admission;
+		}
+		catch (RuntimeException ex) {
+			observations.forEach((observation) -> observation.error(ex));
+			throw ex;
+		}
+		finally {
+			observations.forEach(Observation::stop);
+		}
+	}
+
+	/**
+	 * Make the limits known: as the request attribute (with those of an earlier layer: the filter's) and as headers,
+	 * the most restrictive of every layer first.
+	 */
+	private void publish(@Nullable HttpServletRequest request, @Nullable HttpServletResponse response,
+			List<AppliedRateLimit> applied) {
+		List<AppliedRateLimit> all = applied;
+		if (request != null) {
+			Object earlier = request.getAttribute(RateLimitStatus.ATTRIBUTE);
+			if (earlier instanceof List<?> list && !list.isEmpty()) {
+				all = new ArrayList<>(applied);
+				for (Object limit : list) {
+					if (limit instanceof AppliedRateLimit appliedLimit) {
+						all.add(appliedLimit);
+					}
+				}
+				boolean rejected = !applied.get(0).decision().allowed();
+				all.sort(rejected ? Comparator.comparing((AppliedRateLimit limit) -> limit.decision().allowed())
+						: MOST_RESTRICTIVE_FIRST);
+			}
+			request.setAttribute(RateLimitStatus.ATTRIBUTE, List.copyOf(all));
+		}
+		if (response != null && !all.isEmpty()) {
+			this.headersWriter.writeHeaders(response, all);
+		}
+	}
+
+	/** Known decisions first, then fewer remaining units, then a later reset. */
+	private static int compareRestrictiveness(AppliedRateLimit first, AppliedRateLimit second) {
+		Decision a = first.decision();
+		Decision b = second.decision();
+		if (a.isKnown() != b.isKnown()) {
+			return a.isKnown() ? -1 : 1;
+		}
+		int byRemaining = Long.compare(a.remaining(), b.remaining());
+		return (byRemaining != 0) ? byRemaining : Long.compare(b.resetAfterMillis(), a.resetAfterMillis());
+	}
+
+	private String clientIp(InvocationScope scope) {
+		HttpServletRequest request = scope.request();
+		if (request == null) {
+			return MethodPolicy.NO_REQUEST_KEY;
+		}
+		String address = this.clientIpResolver.resolve(request);
+		return (address != null && !address.isEmpty()) ? address : MethodPolicy.NO_REQUEST_KEY;
+	}
+
+	private static String storeName(RateLimitStore store) {
+		String type = store.getClass().getSimpleName();
+		return switch (type) {
+			case "InMemoryRateLimitStore" -> "memory";
+			case "RedisRateLimitStore" -> "redis";
+			case "DynamoDbRateLimitStore" -> "dynamodb";
+			default -> type;
+		};
+	}
+
+	/**
+	 * What an admitted request holds: settled once its outcome is known, giving back the units of policies that do
+	 * not count that outcome.
+	 */
+	static final class Held {
+
+		private final List<MethodPolicy> enforced;
+
+		private final @Nullable Admission admission;
+
+		private final List<MethodPolicy> shadows;
+
+		private final List<Admission> shadowAdmissions;
+
+		Held(List<MethodPolicy> enforced, @Nullable Admission admission, List<MethodPolicy> shadows,
+				List<Admission> shadowAdmissions) {
+			this.enforced = enforced;
+			this.admission = admission;
+			this.shadows = shadows;
+			this.shadowAdmissions = shadowAdmissions;
+		}
+
+		/**
+		 * Give back what policies that do not count this outcome took.
+		 * @param status the outcome's HTTP status, asked only if a policy counts by outcome
+		 */
+		void settle(IntSupplier status) {
+			int outcome = -1;
+			for (int i = 0; i < this.enforced.size(); i++) {
+				outcome = settle(this.enforced.get(i), this.admission, i, status, outcome);
+			}
+			for (int i = 0; i < this.shadows.size(); i++) {
+				outcome = settle(this.shadows.get(i), this.shadowAdmissions.get(i), 0, status, outcome);
+			}
+		}
+
+		private static int settle(MethodPolicy policy, @Nullable Admission admission, int index, IntSupplier status,
+				int outcome) {
+			CountOn countOn = policy.countOn();
+			if (countOn == null || admission == null) {
+				return outcome;
+			}
+			int known = (outcome >= 0) ? outcome : status.getAsInt();
+			if (!countOn.counts(known)) {
+				admission.refund(index);
+			}
+			return known;
+		}
+
+	}
+
+}
