@@ -83,6 +83,9 @@ public final class RateLimitedMethodRegistry implements SmartInitializingSinglet
 	/** Policies by name, with the method that first declared each; guarded by itself. */
 	private final Map<String, Declaration> declared = new LinkedHashMap<>();
 
+	/** By policy name, the variant of each plan that changes it; guarded by {@link #declared}. */
+	private final Map<String, Map<String, RateLimitPolicy>> planned = new LinkedHashMap<>();
+
 	/** The methods declaring each policy; guarded by {@link #declared}. */
 	private final Map<String, List<String>> declaredBy = new LinkedHashMap<>();
 
@@ -329,6 +332,9 @@ public final class RateLimitedMethodRegistry implements SmartInitializingSinglet
 					.build();
 				this.storeCheck.accept(variant);
 				planned.put(plan, variant);
+				synchronized (this.declared) {
+					this.planned.computeIfAbsent(policy.name(), (name) -> new LinkedHashMap<>()).put(plan, variant);
+				}
 			}
 			catch (IllegalArgumentException ex) {
 				throw invalid(policy.name(), where, ex.getMessage() + " (from " + property + ")", ex);
@@ -601,18 +607,36 @@ public final class RateLimitedMethodRegistry implements SmartInitializingSinglet
 	}
 
 	private DeclaredPolicy describe(String name, RateLimitPolicy policy) {
-		PolicyOverride override = this.overrides.getOrDefault(name, PolicyOverride.NONE);
-		String property = PROPERTY_PREFIX + "." + (name.contains(".") ? "[" + name + "]" : name);
-		Map<String, String> sources = new LinkedHashMap<>();
-		sources.put("algorithm", (override.algorithm() != null) ? property + ".algorithm" : "annotation");
-		sources.put("limit", (override.limit() != null) ? property + ".limit" : "annotation");
-		sources.put("window", (override.window() != null) ? property + ".window" : "annotation");
-		if (policy.algorithm().isBucket()) {
-			sources.put("burst", (override.burst() != null) ? property + ".burst" : "annotation");
-		}
-		sources.put("failure-mode", (override.failureMode() != null) ? property + ".failure-mode" : "ratelimit.failure-mode");
 		List<String> declaredBy = this.declaredBy.getOrDefault(name, List.of());
-		return new DeclaredPolicy(policy, List.copyOf(declaredBy), Collections.unmodifiableMap(sources));
+		Map<String, String> sources = new LinkedHashMap<>();
+		String filter = declaredBy.stream().filter((where) -> where.startsWith("ratelimit.filters.")).findFirst()
+			.orElse(null);
+		if (filter != null) {
+			// A filter's values all come from its own properties.
+			for (String attribute : policy.algorithm().isBucket() ? List.of("algorithm", "limit", "window", "burst")
+					: List.of("algorithm", "limit", "window")) {
+				sources.put(attribute, filter + "." + attribute);
+			}
+			sources.put("failure-mode", filter + ".failure-mode");
+		}
+		else {
+			PolicyOverride override = this.overrides.getOrDefault(name, PolicyOverride.NONE);
+			String property = PROPERTY_PREFIX + "." + bracketed(name);
+			sources.put("algorithm", (override.algorithm() != null) ? property + ".algorithm" : "annotation");
+			sources.put("limit", (override.limit() != null) ? property + ".limit" : "annotation");
+			sources.put("window", (override.window() != null) ? property + ".window" : "annotation");
+			if (policy.algorithm().isBucket()) {
+				sources.put("burst", (override.burst() != null) ? property + ".burst" : "annotation");
+			}
+			sources.put("failure-mode",
+					(override.failureMode() != null) ? property + ".failure-mode" : "ratelimit.failure-mode");
+		}
+		Map<String, RateLimitPolicy> plans = new LinkedHashMap<>();
+		synchronized (this.declared) {
+			plans.putAll(this.planned.getOrDefault(name, Map.of()));
+		}
+		return new DeclaredPolicy(policy, List.copyOf(declaredBy), Collections.unmodifiableMap(sources),
+				Collections.unmodifiableMap(plans));
 	}
 
 	/**
@@ -621,8 +645,10 @@ public final class RateLimitedMethodRegistry implements SmartInitializingSinglet
 	 * @param policy the policy
 	 * @param declaredBy the methods that declare it
 	 * @param sources by attribute, the source of its value
+	 * @param plans by plan ({@code ratelimit.plans.<plan>}), the policy as that plan changes it
 	 */
-	public record DeclaredPolicy(RateLimitPolicy policy, List<String> declaredBy, Map<String, String> sources) {
+	public record DeclaredPolicy(RateLimitPolicy policy, List<String> declaredBy, Map<String, String> sources,
+			Map<String, RateLimitPolicy> plans) {
 	}
 
 	private record Declaration(String where, @Nullable RateLimitPolicy policy) {

@@ -111,9 +111,11 @@ public class RateLimitsEndpoint {
 
 	private static PolicyDescriptor describe(DeclaredPolicy declared) {
 		RateLimitPolicy policy = declared.policy();
+		Map<String, String> plans = new java.util.LinkedHashMap<>();
+		declared.plans().forEach((plan, variant) -> plans.put(plan, variant.describe()));
 		return new PolicyDescriptor(policy.name(), policy.algorithm().name(), policy.limit(),
 				Durations.format(policy.window()), policy.algorithm().isBucket() ? policy.burst() : null,
-				policy.failureMode().name(), declared.declaredBy(), declared.sources());
+				policy.failureMode().name(), declared.declaredBy(), declared.sources(), plans);
 	}
 
 	/**
@@ -134,9 +136,10 @@ public class RateLimitsEndpoint {
 	 * @param failureMode the failure mode
 	 * @param declaredBy the methods that declare it
 	 * @param sources by attribute, where its value came from
+	 * @param plans by plan, how the policy counts under it (from {@code ratelimit.plans.<plan>.<policy>})
 	 */
 	public record PolicyDescriptor(String name, String algorithm, long limit, String window, @Nullable Long burst,
-			String failureMode, List<String> declaredBy, Map<String, String> sources) {
+			String failureMode, List<String> declaredBy, Map<String, String> sources, Map<String, String> plans) {
 	}
 
 	/**

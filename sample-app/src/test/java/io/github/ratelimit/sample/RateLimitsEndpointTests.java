@@ -36,7 +36,13 @@ class RateLimitsEndpointTests {
 				.contains("\"name\":\"orders\"")
 				.contains("\"limit\":\"ratelimit.policies.orders.limit\"")
 				.contains("\"algorithm\":\"annotation\"")
-				.contains("ResourceController#orders(String)");
+				.contains("ResourceController#orders(String)")
+				.contains("\"name\":\"edge\"")
+				.contains("\"declaredBy\":[\"ratelimit.filters.edge\"]")
+				.contains("\"burst\":\"ratelimit.filters.edge.burst\"")
+				.contains("\"name\":\"account\"")
+				.contains("\"limit\":\"ratelimit.policies.account.limit\"")
+				.contains("\"plans\":{\"free\":\"SLIDING_LOG 3 per 1m\",\"pro\":\"SLIDING_LOG 10 per 1m\"}");
 			awayFromAMinutesEdge();
 			for (int i = 0; i < 3; i++) {
 				send(app, "GET", "/api/v1/users/endpoint-user/orders");
