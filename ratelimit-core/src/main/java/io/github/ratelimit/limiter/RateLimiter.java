@@ -201,25 +201,32 @@ public final class RateLimiter {
 			}
 		}
 		Reservation reservation;
+		boolean reported = false;
 		try {
 			reservation = this.store.tryAcquireAll(bounded);
+			for (CircuitBreaker breaker : breakers) {
+				breaker.onSuccess();
+			}
+			reported = true;
 		}
 		catch (RuntimeException ex) {
-			for (int b = 0; b < breakers.length; b++) {
-				if (ex instanceof IllegalArgumentException) {
-					breakers[b].release(permissions[b]);
-				}
-				else {
-					breakers[b].onFailure(this.clock.currentTimeMillis(), permissions[b], ex);
-				}
-			}
 			if (ex instanceof IllegalArgumentException) {
-				throw ex;
+				throw ex; // a programming error, not an outage: the finally block releases the permissions
 			}
-			return onStoreFailure(bounded, decisions, countedAt, heldBy, now, breakers[0], ex);
+			// The store does not say which of its parts failed: each involved part counts a failure.
+			long failedAt = this.clock.currentTimeMillis();
+			for (int b = 0; b < breakers.length; b++) {
+				breakers[b].onFailure(failedAt, permissions[b], ex);
+			}
+			reported = true;
+			return onStoreFailure(bounded, decisions, countedAt, heldBy, now, latestRetry(breakers, failedAt), ex);
 		}
-		for (CircuitBreaker breaker : breakers) {
-			breaker.onSuccess();
+		finally {
+			if (!reported) {
+				for (int b = 0; b < breakers.length; b++) {
+					breakers[b].release(permissions[b]); // a probe must not stay taken by an error or a bug
+				}
+			}
 		}
 		boolean allowed = reservation.allowed();
 		for (int i = 0; i < size; i++) {
@@ -243,6 +250,17 @@ public final class RateLimiter {
 					: new Acquisition(acquisition.policy(), key, acquisition.cost()));
 		}
 		return bounded;
+	}
+
+	/** Of the given breakers, the one that will let the store be tried last: what a fail-closed client waits for. */
+	private static CircuitBreaker latestRetry(CircuitBreaker[] breakers, long now) {
+		CircuitBreaker latest = breakers[0];
+		for (CircuitBreaker breaker : breakers) {
+			if (breaker.millisUntilRetry(now) > latest.millisUntilRetry(now)) {
+				latest = breaker;
+			}
+		}
+		return latest;
 	}
 
 	/** The distinct breakers of the parts of the store the acquisitions live on. */

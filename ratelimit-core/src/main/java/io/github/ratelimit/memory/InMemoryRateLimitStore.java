@@ -241,11 +241,6 @@ public final class InMemoryRateLimitStore implements RateLimitStore {
 		}
 	}
 
-	/**
-	 * {@inheritDoc}
-	 * <p>
-	 * The key's state is dropped at once; a decision on it in progress completes, and the next one starts fresh.
-	 */
 	@Override
 	public void refund(Acquisition acquisition, long countedAtMillis) {
 		PolicyTable table = this.tables.get(acquisition.policy());
@@ -269,6 +264,11 @@ public final class InMemoryRateLimitStore implements RateLimitStore {
 		return this.clock.currentTimeMillis();
 	}
 
+	/**
+	 * {@inheritDoc}
+	 * <p>
+	 * The key's state is dropped at once; a decision on it in progress completes, and the next one starts fresh.
+	 */
 	@Override
 	public void reset(RateLimitPolicy policy, String key) {
 		PolicyTable table = this.tables.get(policy);

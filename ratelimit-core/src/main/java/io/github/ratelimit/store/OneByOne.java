@@ -1,5 +1,7 @@
 package io.github.ratelimit.store;
 
+import java.lang.System.Logger;
+import java.lang.System.Logger.Level;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -13,6 +15,8 @@ import io.github.ratelimit.Decision;
  * @since 0.2.0
  */
 public final class OneByOne {
+
+	private static final Logger logger = System.getLogger(OneByOne.class.getName());
 
 	private OneByOne() {
 	}
@@ -65,11 +69,22 @@ public final class OneByOne {
 				decision.resetAfterMillis(), 0, decision.origin());
 	}
 
+	/**
+	 * Give back what the admitted ones took. A refund that fails leaves those units taken (the client is counted
+	 * once more than it should, never less) and does not turn the rejection into a store failure.
+	 */
 	private static void refundAdmitted(List<Acquisition> acquisitions, List<Decision> decisions, long[] times,
 			RateLimitStore store) {
 		for (int i = 0; i < decisions.size(); i++) {
 			if (decisions.get(i).allowed()) {
-				store.refund(acquisitions.get(i), times[i]);
+				try {
+					store.refund(acquisitions.get(i), times[i]);
+				}
+				catch (RuntimeException ex) {
+					String policy = acquisitions.get(i).policy().name();
+					logger.log(Level.DEBUG, () -> "Could not give back units of policy '" + policy
+							+ "' after a rejection: " + ex.getMessage());
+				}
 			}
 		}
 	}

@@ -10,6 +10,7 @@ import java.util.List;
 
 import io.github.ratelimit.conformance.MutableTimeSource;
 import io.github.ratelimit.memory.InMemoryRateLimitStore;
+import io.github.ratelimit.store.Acquisition;
 import io.github.ratelimit.store.RateLimitStore;
 import io.github.ratelimit.store.StoreKeys;
 import io.github.ratelimit.store.RateLimitStoreException;
@@ -278,6 +279,59 @@ class RateLimiterTests {
 	/**
 	 * A store that can be made to fail, as an unreachable Redis would.
 	 */
+	@Test
+	void severalLimitsPassOrFailTogetherAndAnyCachedDenialRejectsWithoutCallingTheStore() {
+		RateLimitPolicy wide = RateLimitPolicy.builder("wide").limit(3).window(Duration.ofMinutes(1)).build();
+		RateLimitPolicy narrow = RateLimitPolicy.builder("narrow").limit(1).window(Duration.ofMinutes(1)).build();
+		RateLimiter remote = RateLimiter.builder(this.store).clock(this.clock).denyCache(true).build();
+		this.clock.alignTo(Duration.ofMinutes(1), 1_000);
+		List<Acquisition> both = List.of(new Acquisition(wide, "k", 1), new Acquisition(narrow, "k", 1));
+		assertThat(remote.tryAcquireAll(both).allowed()).isTrue();
+		Admission rejected = remote.tryAcquireAll(both);
+		assertThat(rejected.allowed()).isFalse();
+		assertThat(rejected.decision(1).origin()).isEqualTo(Decision.Origin.STORE);
+		assertThat(rejected.decision(0).remaining()).as("given back").isEqualTo(2);
+		int calls = this.store.calls;
+		Admission cached = remote.tryAcquireAll(both);
+		assertThat(cached.allowed()).isFalse();
+		assertThat(cached.decision(1).origin()).isEqualTo(Decision.Origin.DENY_CACHE);
+		assertThat(cached.decision(0)).as("not asked").isNull();
+		assertThat(this.store.calls).isEqualTo(calls);
+		assertThat(remote.tryAcquire(wide, "k").remaining()).isEqualTo(1);
+	}
+
+	@Test
+	void whenTheStoreFailsEachPolicysFailureModeDecidesForItAndTheFallbackGivesBackOnARejection() {
+		RateLimitPolicy open = RateLimitPolicy.builder("open").limit(1).window(Duration.ofMinutes(1)).build();
+		RateLimitPolicy local = RateLimitPolicy.builder("local").limit(1).window(Duration.ofMinutes(1))
+			.failureMode(FailureMode.LOCAL).build();
+		RateLimitPolicy closed = RateLimitPolicy.builder("closed").limit(1).window(Duration.ofMinutes(1))
+			.failureMode(FailureMode.DENY).build();
+		this.clock.alignTo(Duration.ofMinutes(1), 1_000);
+		this.store.failing = true;
+		Admission all = this.limiter.tryAcquireAll(List.of(new Acquisition(open, "k", 1),
+				new Acquisition(local, "k", 1), new Acquisition(closed, "k", 1)));
+		assertThat(all.allowed()).isFalse();
+		assertThat(all.decision(0).origin()).isEqualTo(Decision.Origin.FAIL_OPEN);
+		assertThat(all.decision(1).origin()).isEqualTo(Decision.Origin.LOCAL_FALLBACK);
+		assertThat(all.decision(2).origin()).isEqualTo(Decision.Origin.FAIL_CLOSED);
+		List<Acquisition> openAndLocal = List.of(new Acquisition(open, "k", 1), new Acquisition(local, "k", 1));
+		assertThat(this.limiter.tryAcquireAll(openAndLocal).allowed()).as("the fallback gave its unit back").isTrue();
+		assertThat(this.limiter.tryAcquireAll(openAndLocal).allowed()).isFalse();
+	}
+
+	@Test
+	void anAdmittedRequestsUnitsCanBeGivenBackOnceEach() {
+		RateLimitPolicy policy = RateLimitPolicy.builder("refunded").limit(2).window(Duration.ofMinutes(1)).build();
+		this.clock.alignTo(Duration.ofMinutes(1), 1_000);
+		Admission first = this.limiter.tryAcquireAll(List.of(new Acquisition(policy, "k", 1)));
+		assertThat(this.limiter.tryAcquire(policy, "k").remaining()).isZero();
+		first.refund(0);
+		first.refund(0);
+		assertThat(this.limiter.tryAcquire(policy, "k").allowed()).isTrue();
+		assertThat(this.limiter.tryAcquire(policy, "k").allowed()).isFalse();
+	}
+
 	static final class SwitchableStore implements RateLimitStore {
 
 		private final RateLimitStore delegate;
@@ -302,6 +356,19 @@ class RateLimiterTests {
 				throw new RateLimitStoreException("store unreachable");
 			}
 			return this.delegate.tryAcquire(policy, key, cost);
+		}
+
+		@Override
+		public void refund(Acquisition acquisition, long countedAtMillis) {
+			if (this.failing) {
+				throw new RateLimitStoreException("store unreachable");
+			}
+			this.delegate.refund(acquisition, countedAtMillis);
+		}
+
+		@Override
+		public long currentTimeMillis() {
+			return this.delegate.currentTimeMillis();
 		}
 
 		@Override

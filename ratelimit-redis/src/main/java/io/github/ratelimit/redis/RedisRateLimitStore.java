@@ -142,11 +142,6 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 		return true; // unknown topology: keep every call within one hash slot, which is always safe
 	}
 
-	/**
-	 * Start building a store on the given connection factory.
-	 * @param connectionFactory the connection factory, usually the application's
-	 * @return a builder
-	 */
 	private static byte[][] algorithmCodes() {
 		byte[][] codes = new byte[Algorithm.values().length][];
 		for (Algorithm algorithm : Algorithm.values()) {
@@ -160,6 +155,11 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 		return codes;
 	}
 
+	/**
+	 * Start building a store on the given connection factory.
+	 * @param connectionFactory the connection factory, usually the application's
+	 * @return a builder
+	 */
 	public static Builder builder(RedisConnectionFactory connectionFactory) {
 		return new Builder(connectionFactory);
 	}
@@ -210,12 +210,6 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 		}
 	}
 
-	/**
-	 * Delete every key under this store's prefix (and nothing else: never {@code FLUSHDB}), on every master of a
-	 * Cluster: what tests do between cases. Decisions made meanwhile may keep a key. Caches of denials in front of
-	 * the store are not this method's: {@code RateLimiter.clearDenyCache()} clears them.
-	 * @throws RateLimitStoreException if Redis cannot be reached
-	 */
 	private static RateLimitStoreException failed(String what, Throwable cause) {
 		if (isOutOfMemory(cause)) {
 			return new RateLimitStoreException("Redis is out of memory (maxmemory reached, and its "
@@ -274,8 +268,19 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 		if (failure != null || !allowed) {
 			// The slots that admitted give back what they took; one that rejected took nothing.
 			refundGroups(acquisitions, groups, admitted, times, start, what);
-			if (failure != null) {
-				throw failure;
+			if (failure != null && allowed) {
+				throw failure; // no slot rejected: whether the request may pass is not known
+			}
+			// A slot rejected: the request is rejected whatever the others did. Those that failed are reported as
+			// not knowing (their failure mode's answer would not change the outcome).
+			for (int g = 0; g < groups.size(); g++) {
+				for (int i : groups.get(g)) {
+					if (decisions[i] == null) {
+						RateLimitPolicy policy = acquisitions.get(i).policy();
+						decisions[i] = new Decision(true, policy.capacity(), policy.capacity(), 0, 0,
+								Decision.Origin.FAIL_OPEN);
+					}
+				}
 			}
 			// A slot that rejected gave back inside its script; those given back here report it now.
 			for (int g = 0; g < groups.size(); g++) {
@@ -388,6 +393,12 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 		return names.toString();
 	}
 
+	/**
+	 * Delete every key under this store's prefix (and nothing else: never {@code FLUSHDB}), on every master of a
+	 * Cluster: what tests do between cases. Decisions made meanwhile may keep a key. Caches of denials in front of
+	 * the store are not this method's: {@code RateLimiter.clearDenyCache()} clears them.
+	 * @throws RateLimitStoreException if Redis cannot be reached
+	 */
 	@Override
 	public void clear() {
 		this.prefixedKeys.deleteAll();

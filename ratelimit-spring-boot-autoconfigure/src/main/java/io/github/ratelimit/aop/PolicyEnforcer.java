@@ -48,6 +48,9 @@ final class PolicyEnforcer {
 
 	private static final long UNKNOWN_PLAN_LOG_INTERVAL_NANOS = 60_000_000_000L;
 
+	/** The request attribute holding what the filter layer took, for the method layer. */
+	static final String FILTER_LAYER_ATTRIBUTE = PolicyEnforcer.class.getName() + ".filterLayer";
+
 	private final RateLimiter rateLimiter;
 
 	private final RateLimitHeadersWriter headersWriter;
@@ -69,6 +72,8 @@ final class PolicyEnforcer {
 	private @Nullable RateLimitPlanResolver planResolver;
 
 	private ClientExemptions exempt = ClientExemptions.NONE;
+
+	private boolean afterFilterLayer;
 
 	private final AtomicLong unknownPlanLoggedAt = new AtomicLong(System.nanoTime() - UNKNOWN_PLAN_LOG_INTERVAL_NANOS);
 
@@ -110,6 +115,10 @@ final class PolicyEnforcer {
 	 */
 	void admitOne(MethodPolicy only, InvocationScope scope, @Nullable HttpServletRequest request,
 			@Nullable HttpServletResponse response) {
+		Held earlier = earlierLayer(request);
+		if (earlier != null && earlier.decided(only.policy().name())) {
+			return; // a shared policy the filter layer drew already: once per request
+		}
 		// The cost first: a cost that turns out invalid must fail the request before the policy counts it.
 		long cost = only.cost(scope);
 		String key = only.key(scope);
@@ -117,8 +126,27 @@ final class PolicyEnforcer {
 		Decision decision = decide(policy, key, cost);
 		publish(request, response, List.of(new AppliedRateLimit(policy, decision)));
 		if (!decision.allowed()) {
+			if (earlier != null) {
+				earlier.refundAll(); // rejected here, the request takes nothing from the filter layer either
+			}
 			throw rejection(policy, decision, List.of(policy.name()));
 		}
+	}
+
+	/** What the filter layer took for this request, if it ran. */
+	private @Nullable Held earlierLayer(@Nullable HttpServletRequest request) {
+		if (!this.afterFilterLayer || request == null) {
+			return null;
+		}
+		return (request.getAttribute(FILTER_LAYER_ATTRIBUTE) instanceof Held held) ? held : null;
+	}
+
+	/**
+	 * Say whether a filter layer runs before this one: then policies it drew are not drawn again, and what it took
+	 * is given back when this layer rejects.
+	 */
+	void setAfterFilterLayer(boolean afterFilterLayer) {
+		this.afterFilterLayer = afterFilterLayer;
 	}
 
 	/**
@@ -129,6 +157,7 @@ final class PolicyEnforcer {
 	 */
 	Held admit(MethodPolicy[] policies, InvocationScope scope, @Nullable HttpServletRequest request,
 			@Nullable HttpServletResponse response) {
+		Held earlier = earlierLayer(request);
 		String plan = null;
 		boolean planResolved = false;
 		List<MethodPolicy> enforced = new ArrayList<>(policies.length);
@@ -137,7 +166,8 @@ final class PolicyEnforcer {
 		List<Acquisition> shadowAcquisitions = new ArrayList<>(0);
 		// Keys and costs first: a cost that turns out invalid must fail the request before any policy counts it.
 		for (MethodPolicy policy : policies) {
-			if (isExempt(policy, scope) || policy.skips(scope)) {
+			if (isExempt(policy, scope) || policy.skips(scope)
+					|| (earlier != null && earlier.decided(policy.policy().name()))) {
 				continue;
 			}
 			if (policy.isPlanned() && !planResolved) {
@@ -149,15 +179,6 @@ final class PolicyEnforcer {
 			(policy.shadow() ? shadowAcquisitions : acquisitions).add(acquisition);
 		}
 		Admission admission = acquisitions.isEmpty() ? null : decideAll(acquisitions, false);
-		List<Admission> shadowAdmissions = new ArrayList<>(shadows.size());
-		for (int i = 0; i < shadows.size(); i++) {
-			Admission shadow = decideAll(List.of(shadowAcquisitions.get(i)), true);
-			shadowAdmissions.add(shadow);
-			Decision decision = shadow.decision(0);
-			if (decision != null && !decision.allowed()) {
-				this.shadowReporter.rejected(shadowAcquisitions.get(i).policy(), decision);
-			}
-		}
 		List<AppliedRateLimit> applied = new ArrayList<>(acquisitions.size());
 		List<AppliedRateLimit> rejected = new ArrayList<>(1);
 		if (admission != null) {
@@ -180,10 +201,25 @@ final class PolicyEnforcer {
 			applied.sort(MOST_RESTRICTIVE_FIRST);
 			applied.addAll(0, rejected);
 			publish(request, response, applied);
+			if (earlier != null) {
+				earlier.refundAll(); // rejected here, the request takes nothing from the filter layer either
+			}
 			AppliedRateLimit first = rejected.get(0);
 			throw rejection(first.policy(), first.decision(),
 					rejected.stream().map((limit) -> limit.policy().name()).toList());
 		}
+		// Shadow policies only once the request is admitted: what they report is what they would have rejected of
+		// the traffic that passes.
+		List<Admission> shadowAdmissions = new ArrayList<>(shadows.size());
+		for (int i = 0; i < shadows.size(); i++) {
+			Admission shadow = decideAll(List.of(shadowAcquisitions.get(i)), true);
+			shadowAdmissions.add(shadow);
+			Decision decision = shadow.decision(0);
+			if (decision != null && !decision.allowed()) {
+				this.shadowReporter.rejected(shadowAcquisitions.get(i).policy(), decision);
+			}
+		}
+
 		if (!applied.isEmpty()) {
 			applied.sort(MOST_RESTRICTIVE_FIRST);
 			publish(request, response, applied);
@@ -351,6 +387,33 @@ final class PolicyEnforcer {
 			this.admission = admission;
 			this.shadows = shadows;
 			this.shadowAdmissions = shadowAdmissions;
+		}
+
+		/** Whether this layer decided the named policy (a shared one the method layer must not draw again). */
+		boolean decided(String policy) {
+			for (MethodPolicy decided : this.enforced) {
+				if (decided.policy().name().equals(policy)) {
+					return true;
+				}
+			}
+			for (MethodPolicy decided : this.shadows) {
+				if (decided.policy().name().equals(policy)) {
+					return true;
+				}
+			}
+			return false;
+		}
+
+		/** Give back everything this layer took: a later layer rejected the request. */
+		void refundAll() {
+			if (this.admission != null) {
+				for (int i = 0; i < this.enforced.size(); i++) {
+					this.admission.refund(i);
+				}
+			}
+			for (Admission shadow : this.shadowAdmissions) {
+				shadow.refund(0);
+			}
 		}
 
 		/**

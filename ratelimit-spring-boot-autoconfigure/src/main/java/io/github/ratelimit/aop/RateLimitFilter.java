@@ -68,6 +68,14 @@ public final class RateLimitFilter extends OncePerRequestFilter {
 	}
 
 	/**
+	 * Return whether any filter is configured.
+	 * @return whether the filter has rules
+	 */
+	public boolean hasFilters() {
+		return !this.rules.isEmpty();
+	}
+
+	/**
 	 * Observe every decision ({@code ratelimit.decision}).
 	 * @param observationRegistry the registry
 	 * @param convention the convention, or {@code null} for the default one
@@ -119,11 +127,15 @@ public final class RateLimitFilter extends OncePerRequestFilter {
 			writeProblem(response, ex);
 			return;
 		}
+		request.setAttribute(PolicyEnforcer.FILTER_LAYER_ATTRIBUTE, held);
+		boolean failed = true;
 		try {
 			chain.doFilter(request, response);
+			failed = false;
 		}
 		finally {
-			held.settle(response::getStatus);
+			boolean threw = failed;
+			held.settle(() -> threw ? 500 : response.getStatus());
 		}
 	}
 

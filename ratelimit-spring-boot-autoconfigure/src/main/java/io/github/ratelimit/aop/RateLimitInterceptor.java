@@ -109,6 +109,16 @@ public final class RateLimitInterceptor implements MethodInterceptor {
 	}
 
 	/**
+	 * Say whether the filter layer runs before the methods: then a shared policy it drew is not drawn again by a
+	 * method, and what it took is given back when a method's limit rejects the request.
+	 * @param afterFilterLayer whether a filter layer with filters runs
+	 * @since 0.2.0
+	 */
+	public void setAfterFilterLayer(boolean afterFilterLayer) {
+		this.enforcer.setAfterFilterLayer(afterFilterLayer);
+	}
+
+	/**
 	 * Exempt clients in these networks from every policy keyed by the client IP.
 	 * @param exempt the networks
 	 * @since 0.2.0

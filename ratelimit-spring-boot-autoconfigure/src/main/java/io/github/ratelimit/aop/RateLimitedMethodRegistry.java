@@ -66,6 +66,9 @@ public final class RateLimitedMethodRegistry implements SmartInitializingSinglet
 
 	private @Nullable String defaultPlan;
 
+	/** Shared policies that disabled filters draw: configured for a reason, though nothing draws them now. */
+	private Set<String> drawnByDisabledFilters = Set.of();
+
 	private final FailureMode defaultFailureMode;
 
 	private final Consumer<RateLimitPolicy> storeCheck;
@@ -309,7 +312,7 @@ public final class RateLimitedMethodRegistry implements SmartInitializingSinglet
 		String skip = ((override.skip() != null) ? override.skip() : annotation.skip()).trim();
 		Expression skipExpression = skip.isEmpty() ? null : parse(skip, "skip", name, where);
 		PolicyMode mode = (override.mode() != null) ? override.mode() : annotation.mode();
-		String declaration = where.startsWith("@RateLimited on ") ? where.substring("@RateLimited on ".length()) : where;
+		String declaration = declarationOf(where);
 		return new MethodPolicy(policy, declaration, keyExpression, key, cost, countOn, skipExpression,
 				mode == PolicyMode.SHADOW, planned(policy, where));
 	}
@@ -355,7 +358,10 @@ public final class RateLimitedMethodRegistry implements SmartInitializingSinglet
 	 * @throws InvalidRateLimitPolicyException if the default plan is not one of the plans
 	 */
 	public void setPlans(Map<String, Map<String, PlanOverride>> plans, @Nullable String defaultPlan) {
-		this.plans = Map.copyOf(plans);
+		// In configuration order: the endpoint lists them so.
+		Map<String, Map<String, PlanOverride>> ordered = new LinkedHashMap<>();
+		plans.forEach((plan, policies) -> ordered.put(plan, Collections.unmodifiableMap(new LinkedHashMap<>(policies))));
+		this.plans = Collections.unmodifiableMap(ordered);
 		if (defaultPlan != null && !plans.containsKey(defaultPlan)) {
 			throw new InvalidRateLimitPolicyException(defaultPlan, "ratelimit.default-plan '" + defaultPlan
 					+ "' is not a plan under ratelimit.plans. Known plans: "
@@ -370,6 +376,15 @@ public final class RateLimitedMethodRegistry implements SmartInitializingSinglet
 	 * @param plan the plan, or {@code null}
 	 * @return the plan to apply, or {@code null} for the policies as declared
 	 */
+	/**
+	 * Name the shared policies that disabled filters draw, so that switching a filter off
+	 * ({@code ratelimit.filters.<name>.enabled=false}) does not fail start-up for the policies it drew.
+	 * @param names the policy names
+	 */
+	public void setDrawnByDisabledFilters(Set<String> names) {
+		this.drawnByDisabledFilters = Set.copyOf(names);
+	}
+
 	@Nullable String effectivePlan(@Nullable String plan) {
 		return (plan != null && this.plans.containsKey(plan)) ? plan : this.defaultPlan;
 	}
@@ -446,7 +461,7 @@ public final class RateLimitedMethodRegistry implements SmartInitializingSinglet
 
 	private KeySource keySource(String expression, String name, String where, String[] parameterNames,
 			Class<?>[] parameterTypes) {
-		if (expression.isEmpty()) {
+		if (expression.isEmpty() || expression.equals("#clientIp")) {
 			return new KeySource.ClientIp();
 		}
 		if (expression.startsWith("#")) {
@@ -502,9 +517,14 @@ public final class RateLimitedMethodRegistry implements SmartInitializingSinglet
 		}
 	}
 
+	/** The method of an annotation's declaration, or the property of a configured one. */
+	private static String declarationOf(String where) {
+		return where.startsWith("@RateLimited on ") ? where.substring("@RateLimited on ".length()) : where;
+	}
+
 	private void declare(String name, String where, @Nullable RateLimitPolicy policy, boolean named) {
 		synchronized (this.declared) {
-			String method = where.startsWith("@RateLimited on ") ? where.substring("@RateLimited on ".length()) : where;
+			String method = declarationOf(where);
 			List<String> methods = this.declaredBy.computeIfAbsent(name, (key) -> new ArrayList<>());
 			if (!methods.contains(method)) {
 				methods.add(method);
@@ -516,12 +536,12 @@ public final class RateLimitedMethodRegistry implements SmartInitializingSinglet
 			}
 			if (!named && !existing.where().equals(where)) {
 				logger.warn(where + " shares the default policy name '" + name + "' (and so its counters) with "
-						+ existing.where().substring("@RateLimited on ".length())
+						+ declarationOf(existing.where())
 						+ "; give each a name if they should be counted apart");
 			}
 			if (existing.policy() != null && policy != null && !existing.policy().equals(policy)) {
 				throw new InvalidRateLimitPolicyException(name, where + ": policy '" + name
-						+ "' is also declared by " + existing.where().substring("@RateLimited on ".length())
+						+ "' is also declared by " + declarationOf(existing.where())
 						+ " with different settings (" + existing.policy().describe() + " there, " + policy.describe()
 						+ " here); methods that share a policy name share its counters and must declare the same "
 						+ "limit, window, algorithm and burst");
@@ -535,15 +555,19 @@ public final class RateLimitedMethodRegistry implements SmartInitializingSinglet
 			known = new TreeSet<>(this.declared.keySet());
 		}
 		for (Map.Entry<String, PolicyOverride> entry : this.overrides.entrySet()) {
+			if (this.drawnByDisabledFilters.contains(entry.getKey())) {
+				continue;
+			}
 			String name = entry.getKey();
 			PolicyOverride override = entry.getValue();
-			// A policy defined in full in configuration is a shared one, drawn by whatever names it.
-			boolean shared = override.limit() != null && override.window() != null;
-			if (!known.contains(name) && !shared) {
+			if (!known.contains(name)) {
 				String property = PROPERTY_PREFIX + "." + (name.contains(".") ? "[" + name + "]" : name);
+				boolean shared = override.limit() != null && override.window() != null;
 				throw new InvalidRateLimitPolicyException(name, property
 						+ " does not match any @RateLimited policy. Known policies: "
-						+ (known.isEmpty() ? "none" : String.join(", ", known)) + ".");
+						+ (known.isEmpty() ? "none" : String.join(", ", known)) + "."
+						+ (shared ? " A shared policy is drawn by @RateLimited(name = \"" + name
+								+ "\") or a filter's 'policies'; this one is drawn by none." : ""));
 			}
 		}
 	}

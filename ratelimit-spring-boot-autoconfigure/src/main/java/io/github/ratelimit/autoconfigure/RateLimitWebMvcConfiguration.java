@@ -2,6 +2,8 @@ package io.github.ratelimit.autoconfigure;
 
 import java.util.ArrayList;
 import java.util.EnumSet;
+import java.util.HashSet;
+import java.util.Set;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -78,6 +80,10 @@ class RateLimitWebMvcConfiguration {
 			plans.put(plan, changes);
 		});
 		registry.setPlans(plans, properties.getDefaultPlan());
+		Set<String> drawnByDisabledFilters = new HashSet<>();
+		properties.getFilters().values().stream().filter((filter) -> !filter.isEnabled())
+			.forEach((filter) -> filter.getPolicies().forEach((name) -> drawnByDisabledFilters.add(name.trim())));
+		registry.setDrawnByDisabledFilters(drawnByDisabledFilters);
 		return registry;
 	}
 
@@ -92,6 +98,7 @@ class RateLimitWebMvcConfiguration {
 		observationRegistry.ifAvailable((observations) -> interceptor.setObservationRegistry(observations,
 				observationConvention.getIfAvailable()));
 		interceptor.setPlanResolver(planResolver.getIfAvailable());
+		interceptor.setAfterFilterLayer(properties.getFilters().values().stream().anyMatch(RateLimitProperties.Filter::isEnabled));
 		interceptor.setExempt(ClientExemptions.of(properties.getClientIp().getExempt()));
 		return interceptor;
 	}

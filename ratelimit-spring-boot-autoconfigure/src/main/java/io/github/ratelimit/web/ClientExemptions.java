@@ -56,8 +56,18 @@ public final class ClientExemptions {
 		if (address == null) {
 			return false;
 		}
+		int networkLength = address.getAddress().length * 8;
+		if (slash >= 0) {
+			try {
+				networkLength = Integer.parseInt(clientKey.substring(slash + 1));
+			}
+			catch (NumberFormatException ex) {
+				return false;
+			}
+		}
 		for (IpRange range : this.ranges) {
-			if (range.contains(address)) {
+			// The client's whole network must be exempt, not just its first address.
+			if (range.prefixLength() <= networkLength && range.contains(address)) {
 				return true;
 			}
 		}

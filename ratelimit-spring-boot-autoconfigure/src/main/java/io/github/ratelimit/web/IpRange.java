@@ -53,6 +53,14 @@ public final class IpRange {
 	}
 
 	/**
+	 * Return the number of leading bits that define this range.
+	 * @return the prefix length
+	 */
+	public int prefixLength() {
+		return this.prefixLength;
+	}
+
+	/**
 	 * Return whether the address lies in this range.
 	 * @param address the address
 	 * @return whether it lies in the range

@@ -101,6 +101,13 @@ class InvalidConfigurationTests {
 	}
 
 	@Test
+	void sharedPolicyThatNothingDraws() {
+		assertPropertiesFail("ratelimit.policies.acount does not match any @RateLimited policy. Known policies: valid. "
+				+ "A shared policy is drawn by @RateLimited(name = \"acount\") or a filter's 'policies'; this one is "
+				+ "drawn by none.", "ratelimit.policies.acount.limit=5", "ratelimit.policies.acount.window=1s");
+	}
+
+	@Test
 	void planChangingAPolicyThatIsNotDeclared() {
 		assertPropertiesFail("ratelimit.plans.pro.vaild does not match any policy. Known policies: valid.",
 				"ratelimit.plans.pro.vaild.limit=100");

@@ -151,6 +151,24 @@ class LayersOverHttpTests {
 	}
 
 	@Test
+	void aRequestTheMethodLimitsRejectTakesNothingFromTheFilterLayer() throws Exception {
+		start("--ratelimit.filters.edge.limit=1", "--ratelimit.filters.edge.burst=5",
+				"--ratelimit.filters.edge.window=1h");
+		for (int i = 0; i < 3; i++) {
+			assertThat(search("198.51.100.66", "key-l").statusCode()).isEqualTo(200);
+		}
+		for (int i = 0; i < 2; i++) {
+			assertThat(search("198.51.100.66", "key-l").statusCode()).as("search-per-ip").isEqualTo(429);
+		}
+		// edge holds 5: 3 spent by the searches that passed, none by the 2 the method layer rejected.
+		assertThat(get("/api/v1/resources", "198.51.100.66", null).statusCode()).isEqualTo(200);
+		assertThat(get("/api/v1/resources", "198.51.100.66", null).statusCode()).isEqualTo(200);
+		HttpResponse<String> rejected = get("/api/v1/resources", "198.51.100.66", null);
+		assertThat(rejected.statusCode()).isEqualTo(429);
+		assertThat(rejected.body()).contains("\"violated-policies\":[\"edge\"]");
+	}
+
+	@Test
 	void theQuotaFollowsThePlanOfTheApiKey() throws Exception {
 		start();
 		for (int i = 0; i < 3; i++) {
