@@ -11,6 +11,8 @@ import io.github.ratelimit.annotation.RateLimited;
 import io.github.ratelimit.web.RateLimitPlanResolver;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.micrometer.observation.tck.TestObservationRegistry;
+import io.micrometer.observation.tck.TestObservationRegistryAssert;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
@@ -68,7 +70,9 @@ class PlansAndShadowIntegrationTests {
 	@Test
 	void aShadowPolicyReportsWhatItWouldHaveRejectedAndSendsNoHeaders() {
 		ShadowListener listener = new ShadowListener();
+		TestObservationRegistry observations = TestObservationRegistry.create();
 		this.runner.withBean(ShadowListener.class, () -> listener)
+			.withBean(TestObservationRegistry.class, () -> observations)
 			.withBean(MeterRegistry.class, SimpleMeterRegistry::new)
 			.withConfiguration(org.springframework.boot.autoconfigure.AutoConfigurations
 				.of(RateLimitMetricsAutoConfiguration.class))
@@ -81,6 +85,9 @@ class PlansAndShadowIntegrationTests {
 				assertThat(listener.rejections).hasValue(3);
 				assertThat(context.getBean(MeterRegistry.class).get("ratelimit.shadow.rejections")
 					.tag("policy", "shadowed").counter().count()).isEqualTo(3);
+				TestObservationRegistryAssert.assertThat(observations)
+					.hasAnObservation((observation) -> observation.hasLowCardinalityKeyValue("outcome", "shadow-rejected")
+						.hasLowCardinalityKeyValue("policy", "shadowed"));
 			});
 	}
 

@@ -82,6 +82,21 @@ class RateLimitAutoConfigurationTests {
 	}
 
 	@Test
+	void filtersAreDecidedInTheirOrderThenByName() {
+		this.runner
+			.withPropertyValues("ratelimit.store=memory", "ratelimit.filters.late.paths=/**",
+					"ratelimit.filters.late.limit=100", "ratelimit.filters.late.window=1s",
+					"ratelimit.filters.late.order=2", "ratelimit.filters.early.paths=/**",
+					"ratelimit.filters.early.limit=100", "ratelimit.filters.early.window=1s",
+					"ratelimit.filters.early.order=1", "ratelimit.filters.also-early.paths=/**",
+					"ratelimit.filters.also-early.limit=100", "ratelimit.filters.also-early.window=1s",
+					"ratelimit.filters.also-early.order=1")
+			.run((context) -> assertThat(((RateLimitFilter) context
+				.getBean("rateLimitFilterRegistration", FilterRegistrationBean.class)
+				.getFilter()).filterNames()).containsExactly("also-early", "early", "late"));
+	}
+
+	@Test
 	void aDisabledFilterIsLeftOut() {
 		this.runner
 			.withPropertyValues("ratelimit.store=memory", "ratelimit.filters.edge.paths=/api/**",
