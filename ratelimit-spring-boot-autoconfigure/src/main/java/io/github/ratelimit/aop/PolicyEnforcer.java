@@ -195,7 +195,7 @@ final class PolicyEnforcer {
 		}
 		if (!rejected.isEmpty()) {
 			// The rejection that lasts longest leads: retrying sooner would only be rejected again.
-			rejected.sort(Comparator.comparingLong((AppliedRateLimit limit) -> limit.decision().retryAfterSeconds())
+			rejected.sort(Comparator.comparingLong(AppliedRateLimit::retryAfterSeconds)
 				.reversed());
 			applied.removeAll(rejected);
 			applied.sort(MOST_RESTRICTIVE_FIRST);

@@ -11,4 +11,27 @@ import io.github.ratelimit.RateLimitPolicy;
  * @since 0.1.0
  */
 public record AppliedRateLimit(RateLimitPolicy policy, Decision decision) {
+
+	/**
+	 * Return the seconds a rejected client is told to wait ({@code Retry-After}, and the problem body's
+	 * {@code retryAfter}): the decision's wait, but never more than the policy's window. A longer wait is exact but
+	 * rare (a sliding counter whose previous window still weighs, a cost above what a bucket refills in a window), and
+	 * a client told a whole window comes back then and is told the rest. An unavailable store's wait (503) is the
+	 * circuit breaker's and is not shortened.
+	 * @return the seconds to wait, at least 1
+	 * @since 0.2.0
+	 */
+	public long retryAfterSeconds() {
+		return retryAfterSeconds(this.policy, this.decision);
+	}
+
+	static long retryAfterSeconds(RateLimitPolicy policy, Decision decision) {
+		long seconds = decision.retryAfterSeconds();
+		if (decision.origin() == Decision.Origin.FAIL_CLOSED) {
+			return seconds;
+		}
+		long window = Math.max(1, (policy.windowMillis() + 999) / 1000);
+		return Math.min(seconds, window);
+	}
+
 }

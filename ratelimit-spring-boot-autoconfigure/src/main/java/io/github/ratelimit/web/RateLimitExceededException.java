@@ -48,7 +48,7 @@ public class RateLimitExceededException extends RateLimitException {
 	private static String detail(RateLimitPolicy policy, Decision decision) {
 		return decision.exceedsCapacity()
 				? "Request exceeds the capacity of rate limit policy '" + policy.name() + "' and can never pass."
-				: "Rate limit of policy '" + policy.name() + "' exceeded. Retry after " + decision.retryAfterSeconds()
+				: "Rate limit of policy '" + policy.name() + "' exceeded. Retry after " + AppliedRateLimit.retryAfterSeconds(policy, decision)
 						+ " seconds.";
 	}
 

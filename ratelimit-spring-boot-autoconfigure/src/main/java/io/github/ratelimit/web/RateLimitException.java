@@ -36,7 +36,7 @@ public abstract class RateLimitException extends ErrorResponseException {
 	private static ProblemDetail problem(HttpStatus status, String detail, RateLimitPolicy policy, Decision decision) {
 		ProblemDetail problem = ProblemDetail.forStatusAndDetail(status, detail);
 		problem.setProperty("policy", policy.name());
-		problem.setProperty("retryAfter", decision.retryAfterSeconds());
+		problem.setProperty("retryAfter", AppliedRateLimit.retryAfterSeconds(policy, decision));
 		return problem;
 	}
 

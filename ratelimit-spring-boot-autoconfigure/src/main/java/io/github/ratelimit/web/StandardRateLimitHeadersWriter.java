@@ -109,7 +109,7 @@ public class StandardRateLimitHeadersWriter implements RateLimitHeadersWriter {
 			writeDraft10(response, limits);
 		}
 		if (!first.allowed()) {
-			response.setHeader(RETRY_AFTER, Long.toString(first.retryAfterSeconds()));
+			response.setHeader(RETRY_AFTER, Long.toString(limits.get(0).retryAfterSeconds()));
 		}
 	}
 

@@ -35,6 +35,25 @@ class StandardRateLimitHeadersWriterTests {
 	}
 
 	@Test
+	void retryAfterIsNeverMoreThanThePolicysWindow() {
+		// A sliding counter's exact wait can reach 1.5 windows; a bucket's, for a cost above its rate, many windows.
+		MockHttpServletResponse response = write(new StandardRateLimitHeadersWriter(),
+				applied(this.perMinute, Decision.rejected(10, 0, 120_000, 90_000)));
+		assertThat(response.getHeader("Retry-After")).isEqualTo("60");
+		MockHttpServletResponse shorter = write(new StandardRateLimitHeadersWriter(),
+				applied(this.perMinute, Decision.rejected(10, 0, 30_000, 12_300)));
+		assertThat(shorter.getHeader("Retry-After")).isEqualTo("13");
+	}
+
+	@Test
+	void retryAfterOfAnUnavailableStoreIsTheCircuitBreakersWaitWhateverTheWindow() {
+		MockHttpServletResponse response = write(new StandardRateLimitHeadersWriter(),
+				applied(RateLimitPolicy.builder("short").limit(1).window(Duration.ofSeconds(1)).build(),
+						new Decision(false, 1, 0, 5_000, 5_000, Decision.Origin.FAIL_CLOSED)));
+		assertThat(response.getHeader("Retry-After")).isEqualTo("5");
+	}
+
+	@Test
 	void draft10ListsEveryPolicyMostRestrictiveFirstAsStructuredFields() {
 		MockHttpServletResponse response = write(writer(Set.of(RateLimitHeaderStyle.DRAFT_10)),
 				applied(this.perMinute, Decision.allowed(10, 2, 30_000)),
