@@ -17,12 +17,13 @@ import org.springframework.context.ConfigurableApplicationContext;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * What the layers of {@code GET /api/v1/search} cost Redis, counted by {@code INFO commandstats}: the filter layer
+ * The sample's layers on Redis, standalone and a 3-master Cluster: only failed logins count, a search rejected by
+ * one limit takes nothing from the others; and what the layers of {@code GET /api/v1/search} cost Redis, counted by {@code INFO commandstats}: the filter layer
  * ({@code edge} and the shared {@code account}) is one script call and the method layer ({@code search-per-ip} and
  * {@code search-per-key}) another on a standalone Redis, however many limits each holds; on a Cluster, one call per
  * hash slot involved. Prints the figures recorded in docs/benchmarks.md.
  */
-class LayersRedisCallsTests {
+class LayersOnRedisTests {
 
 	private static final int REQUESTS = 50;
 
@@ -49,6 +50,58 @@ class LayersRedisCallsTests {
 			// Four limits, each its own hash slot: four calls, two per layer, sent together.
 			assertThat(perRequest).isBetween(3.9, 4.0);
 		}
+	}
+
+	@Test
+	void onAStandaloneRedisOnlyFailedLoginsCountAndARejectedSearchTakesNothing() throws Exception {
+		try (RedisServer redis = RedisServer.start();
+				ConfigurableApplicationContext app = start("--spring.data.redis.host=" + redis.host(),
+						"--spring.data.redis.port=" + redis.port())) {
+			assertLayersHold(app);
+		}
+	}
+
+	@Test
+	void onAClusterOnlyFailedLoginsCountAndARejectedSearchTakesNothing() throws Exception {
+		try (RedisCluster cluster = RedisCluster.start(3);
+				ConfigurableApplicationContext app = start("--spring.data.redis.cluster.nodes=" + cluster.nodeAddresses())) {
+			assertLayersHold(app);
+		}
+	}
+
+	/** The sample's login and search contracts, on the store the application was started with. */
+	private void assertLayersHold(ConfigurableApplicationContext app) throws Exception {
+		for (int i = 0; i < 3; i++) {
+			assertThat(login(app, "198.51.100.10", "wrong")).isEqualTo(401);
+		}
+		for (int i = 0; i < 5; i++) {
+			assertThat(login(app, "198.51.100.10", "demo")).as("a successful login is given back").isEqualTo(200);
+		}
+		assertThat(login(app, "198.51.100.10", "wrong")).isEqualTo(401);
+		assertThat(login(app, "198.51.100.10", "wrong")).isEqualTo(401);
+		assertThat(login(app, "198.51.100.10", "wrong")).isEqualTo(429);
+		for (int i = 0; i < 3; i++) {
+			assertThat(search(app, "198.51.100.1", "key-a")).isEqualTo(200);
+		}
+		for (int i = 0; i < 5; i++) {
+			assertThat(search(app, "198.51.100.1", "key-a")).as("search-per-ip").isEqualTo(429);
+		}
+		// search-per-key allows 10 a minute: 3 spent, none by the 5 rejections.
+		for (int address = 2; address <= 8; address++) {
+			assertThat(search(app, "198.51.100." + address, "key-a")).isEqualTo(200);
+		}
+		assertThat(search(app, "198.51.100.9", "key-a")).as("search-per-key").isEqualTo(429);
+	}
+
+	private int login(ConfigurableApplicationContext app, String address, String password) throws Exception {
+		String port = app.getEnvironment().getProperty("local.server.port");
+		HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/api/v1/login"))
+			.header("X-Forwarded-For", address)
+			.header("Content-Type", "application/json")
+			.POST(HttpRequest.BodyPublishers.ofString("{\"username\":\"demo\",\"password\":\"" + password + "\"}"))
+			.timeout(Duration.ofSeconds(10))
+			.build();
+		return this.client.send(request, HttpResponse.BodyHandlers.discarding()).statusCode();
 	}
 
 	private double scriptCallsPerSearch(ConfigurableApplicationContext app, LongSupplier scriptCalls)
