@@ -121,8 +121,25 @@ public final class Dynalite implements AutoCloseable {
 
 	@Override
 	public void close() {
+		if (this.process != null && !this.process.isAlive()) {
+			// It died while tests used it: its log is the only trace, and the directory goes next.
+			reportUnexpectedExit();
+		}
 		destroyProcess();
 		RedisServer.deleteRecursively(this.directory);
+	}
+
+	private void reportUnexpectedExit() {
+		Path log = this.directory.resolve("dynalite.log");
+		String output;
+		try {
+			output = Files.exists(log) ? Files.readString(log) : "(no log)";
+		}
+		catch (IOException ex) {
+			output = "(log unreadable: " + ex.getMessage() + ")";
+		}
+		System.err.println("dynalite on port " + this.port + " exited with " + this.process.exitValue()
+				+ " before it was stopped; its output:\n" + output);
 	}
 
 	private void launch() {
