@@ -34,6 +34,8 @@ public final class RateLimitPolicy {
 
 	private final String name;
 
+	private final String variant;
+
 	private final Algorithm algorithm;
 
 	private final long limit;
@@ -54,6 +56,7 @@ public final class RateLimitPolicy {
 
 	private RateLimitPolicy(Builder builder) {
 		this.name = Checks.hasText(builder.name, "name");
+		this.variant = Checks.notNull(builder.variant, "variant");
 		this.algorithm = Checks.notNull(builder.algorithm, "algorithm");
 		this.limit = Checks.atLeast(builder.limit, 1, "limit");
 		this.window = Checks.positiveWholeMillis(builder.window, "window");
@@ -70,7 +73,7 @@ public final class RateLimitPolicy {
 		this.unitsPerToken = this.windowMillis / gcd;
 		this.unitsPerMilli = this.limit / gcd;
 		checkExactArithmetic();
-		this.hash = Objects.hash(this.name, this.algorithm, this.limit, this.windowMillis, this.burst);
+		this.hash = Objects.hash(this.name, this.variant, this.algorithm, this.limit, this.windowMillis, this.burst);
 	}
 
 	private void checkExactArithmetic() {
@@ -128,7 +131,8 @@ public final class RateLimitPolicy {
 	 * @return a builder
 	 */
 	public Builder toBuilder() {
-		return new Builder(this.name).algorithm(this.algorithm)
+		return new Builder(this.name).variant(this.variant)
+			.algorithm(this.algorithm)
 			.limit(this.limit)
 			.window(this.window)
 			.burst(this.burst)
@@ -141,6 +145,16 @@ public final class RateLimitPolicy {
 	 */
 	public String name() {
 		return this.name;
+	}
+
+	/**
+	 * Return which variant of the named policy this is: the plan that changes its limits (see
+	 * {@link Builder#variant}), or {@code ""} for the policy as declared.
+	 * @return the variant, {@code ""} by default
+	 * @since 0.2.0
+	 */
+	public String variant() {
+		return this.variant;
 	}
 
 	/**
@@ -219,8 +233,8 @@ public final class RateLimitPolicy {
 	}
 
 	/**
-	 * Two policies are equal when they count the same way: same name, algorithm, limit, window and burst. The
-	 * failure mode does not take part, since it does not change the counters.
+	 * Two policies are equal when they count the same way: same name, variant, algorithm, limit, window and burst.
+	 * The failure mode does not take part, since it does not change the counters.
 	 */
 	@Override
 	public boolean equals(@Nullable Object obj) {
@@ -229,7 +243,8 @@ public final class RateLimitPolicy {
 		}
 		return obj instanceof RateLimitPolicy other && this.hash == other.hash && this.limit == other.limit
 				&& this.windowMillis == other.windowMillis && this.burst == other.burst
-				&& this.algorithm == other.algorithm && this.name.equals(other.name);
+				&& this.algorithm == other.algorithm && this.name.equals(other.name)
+				&& this.variant.equals(other.variant);
 	}
 
 	@Override
@@ -249,7 +264,8 @@ public final class RateLimitPolicy {
 
 	@Override
 	public String toString() {
-		return "RateLimitPolicy[" + this.name + ": " + describe() + ", failure mode " + this.failureMode + "]";
+		return "RateLimitPolicy[" + this.name + (this.variant.isEmpty() ? "" : " (" + this.variant + ")") + ": "
+				+ describe() + ", failure mode " + this.failureMode + "]";
 	}
 
 	/**
@@ -258,6 +274,8 @@ public final class RateLimitPolicy {
 	public static final class Builder {
 
 		private final String name;
+
+		private String variant = "";
 
 		private Algorithm algorithm = Algorithm.FIXED;
 
@@ -271,6 +289,20 @@ public final class RateLimitPolicy {
 
 		private Builder(String name) {
 			this.name = name;
+		}
+
+		/**
+		 * Set which variant of the named policy this is: the name of the plan whose limits it has, {@code ""} (the
+		 * default) for the policy as declared. Variants count apart from each other and from the declared policy wherever their limits differ. A
+		 * store shared by instances whose configurations differ (a rolling deploy) uses the name and variant to
+		 * find the same policy counted under other parameters.
+		 * @param variant the variant
+		 * @return this builder
+		 * @since 0.2.0
+		 */
+		public Builder variant(String variant) {
+			this.variant = variant;
+			return this;
 		}
 
 		/**

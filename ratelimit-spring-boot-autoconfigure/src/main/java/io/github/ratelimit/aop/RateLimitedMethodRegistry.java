@@ -328,6 +328,7 @@ public final class RateLimitedMethodRegistry implements SmartInitializingSinglet
 			String property = "ratelimit.plans." + plan + "." + bracketed(policy.name());
 			try {
 				RateLimitPolicy variant = policy.toBuilder()
+					.variant(plan)
 					.limit((override.limit() != null) ? override.limit() : policy.limit())
 					.window((override.window() != null) ? override.window() : policy.window())
 					.burst((override.burst() != null) ? override.burst()

@@ -92,7 +92,7 @@ public class RateLimitsEndpoint {
 	}
 
 	/**
-	 * Reset one key of one policy: its next request is decided as a new client's.
+	 * Reset one key of one policy, under every plan: its next request is decided as a new client's.
 	 * @param policy the policy's name
 	 * @param keyPath the key, as the limiter sees it (the rest of the path)
 	 * @return what was reset, or {@code null} (404) for an unknown policy
@@ -106,6 +106,10 @@ public class RateLimitsEndpoint {
 			return null;
 		}
 		this.rateLimiter.reset(declared.policy(), key);
+		// The key may be a client of any plan: what unblocks it must reset its plan's counters too.
+		for (RateLimitPolicy variant : declared.plans().values()) {
+			this.rateLimiter.reset(variant, key);
+		}
 		return Map.of("policy", policy, "key", key, "reset", "true");
 	}
 

@@ -82,6 +82,21 @@ class RateLimitsEndpointTests {
 		}
 	}
 
+	@Test
+	void theResetUnblocksAClientOfAnyPlan() throws Exception {
+		try (ConfigurableApplicationContext app = start("--management.endpoints.web.exposure.include=ratelimits",
+				"--management.endpoint.ratelimits.access=unrestricted", "--ratelimit.filters.edge.enabled=false")) {
+			for (int i = 0; i < 10; i++) {
+				assertThat(send(app, "GET", "/api/v1/quota", "pro-reset").statusCode()).isEqualTo(200);
+			}
+			assertThat(send(app, "GET", "/api/v1/quota", "pro-reset").statusCode()).isEqualTo(429);
+			assertThat(send(app, "DELETE", "/actuator/ratelimits/quota/pro-reset").statusCode()).isEqualTo(200);
+			HttpResponse<String> unblocked = send(app, "GET", "/api/v1/quota", "pro-reset");
+			assertThat(unblocked.statusCode()).isEqualTo(200);
+			assertThat(unblocked.body()).contains("\"remaining\":9");
+		}
+	}
+
 	/** 'orders' is a fixed window of a minute on the application's clock: keep its edge out of the way. */
 	private static void awayFromAMinutesEdge() throws InterruptedException {
 		while (System.currentTimeMillis() % 60_000 > 55_000) {
@@ -98,10 +113,18 @@ class RateLimitsEndpointTests {
 
 	private HttpResponse<String> send(ConfigurableApplicationContext app, String method, String path)
 			throws Exception {
+		return send(app, method, path, null);
+	}
+
+	private HttpResponse<String> send(ConfigurableApplicationContext app, String method, String path,
+			String apiKey) throws Exception {
 		String port = app.getEnvironment().getProperty("local.server.port");
-		return this.client.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
-			.method(method, HttpRequest.BodyPublishers.noBody())
-			.build(), HttpResponse.BodyHandlers.ofString());
+		HttpRequest.Builder request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
+			.method(method, HttpRequest.BodyPublishers.noBody());
+		if (apiKey != null) {
+			request.header("X-API-Key", apiKey);
+		}
+		return this.client.send(request.build(), HttpResponse.BodyHandlers.ofString());
 	}
 
 }
