@@ -89,7 +89,7 @@ jmh() {
 }
 
 # In memory: ours, Bucket4j's local bucket and Resilience4j on 1 and 10,000 keys, 1 and 2 threads; whether a
-# request passes (ours: tryAcquirePermit), and the whole answer (ours: tryAcquire; Bucket4j: its probe).
+# request passes (ours: tryAcquire(...).allowed()), and the whole answer (ours: the Decision; Bucket4j: its probe).
 # In rounds of one fork each, every limiter once per round, averaged by the report: on this virtual machine two
 # threads sharing 10,000 keys switch between about 12 and about 30 million decisions a second, in spells of
 # seconds to minutes (two processes with one thread each do not: most likely the two cores passing the keys'

@@ -7,7 +7,7 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * What every script call of one policy shares: the script, the key layout, the arguments that do not change between
- * calls and, when decisions are coalesced, the policy's lanes.
+ * calls, when decisions are coalesced, the policy's lanes, and what is known of its other parameter sets.
  */
 final class PolicyScript {
 
@@ -24,13 +24,18 @@ final class PolicyScript {
 
 	final Coalescer.@Nullable Lanes lanes;
 
-	PolicyScript(RateLimitPolicy policy, RedisKeys keys, byte[] leastTtl, @Nullable Coalescer coalescer) {
+	/** The policy's other parameter sets in use by other instances. */
+	final PolicyVersions.View versions;
+
+	PolicyScript(RateLimitPolicy policy, RedisKeys keys, byte[] leastTtl, @Nullable Coalescer coalescer,
+			PolicyVersions versions) {
 		this.policy = policy;
 		this.script = RateLimitScript.of(policy.algorithm());
 		this.layout = keys.layout(policy);
 		this.args = new byte[][] { EMPTY, bytes(policy.limit()), bytes(policy.windowMillis()), bytes(policy.burst()),
 				bytes(policy.unitsPerToken()), bytes(policy.unitsPerMilli()), leastTtl };
 		this.lanes = (coalescer != null) ? coalescer.lanes(this) : null;
+		this.versions = versions.view(policy);
 	}
 
 	static byte[] bytes(long value) {

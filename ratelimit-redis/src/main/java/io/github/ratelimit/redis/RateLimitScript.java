@@ -14,10 +14,12 @@ import java.util.Map;
 import java.util.Objects;
 
 import io.github.ratelimit.Algorithm;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A Lua script and its SHA-1 for EVALSHA: per algorithm, the shared prelude followed by the algorithm's body; and
- * the script that decides several policies of one request together.
+ * the script that decides several policies of one request together; and the one that tracks the parameters a
+ * policy is decided with.
  *
  * @param name the script's file name
  * @param source the script
@@ -31,6 +33,37 @@ record RateLimitScript(String name, byte[] source, String sha1) {
 	static final RateLimitScript ALL_OR_NOTHING = of("all-or-nothing.lua",
 			read("all-or-nothing.lua").getBytes(StandardCharsets.UTF_8));
 
+	/** Says which parameters this instance decides a policy with, and which others are live: see policy-versions.lua. */
+	static final RateLimitScript POLICY_VERSIONS = of("policy-versions.lua",
+			read("policy-versions.lua").getBytes(StandardCharsets.UTF_8));
+
+	/**
+	 * Return the name the all-or-nothing script (and the policy versions' fields) give an algorithm: one per state
+	 * layout, so the two buckets, one meter, share theirs.
+	 */
+	static String code(Algorithm algorithm) {
+		return switch (algorithm) {
+			case FIXED -> "f";
+			case SLIDING_LOG -> "l";
+			case SLIDING_COUNTER -> "c";
+			case TOKEN_BUCKET, LEAKY_BUCKET -> "b";
+		};
+	}
+
+	/**
+	 * Return the algorithm of a {@linkplain #code(Algorithm) code} (the token bucket for the buckets' one), or
+	 * {@code null} for no code of this version.
+	 */
+	static @Nullable Algorithm algorithmOf(String code) {
+		return switch (code) {
+			case "f" -> Algorithm.FIXED;
+			case "l" -> Algorithm.SLIDING_LOG;
+			case "c" -> Algorithm.SLIDING_COUNTER;
+			case "b" -> Algorithm.TOKEN_BUCKET;
+			default -> null;
+		};
+	}
+
 	static RateLimitScript of(Algorithm algorithm) {
 		return Objects.requireNonNull(scripts.get(algorithm)); // every algorithm is loaded
 	}
@@ -38,6 +71,7 @@ record RateLimitScript(String name, byte[] source, String sha1) {
 	static Iterable<RateLimitScript> all() {
 		List<RateLimitScript> all = new ArrayList<>(scripts.values());
 		all.add(ALL_OR_NOTHING);
+		all.add(POLICY_VERSIONS);
 		return all;
 	}
 

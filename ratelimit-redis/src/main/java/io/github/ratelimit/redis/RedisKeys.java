@@ -13,8 +13,8 @@ import io.github.ratelimit.store.StoreKeys;
  * {@code /burst} for the buckets; the window alone for the sliding log, whose entries mean the same under any limit).
  * So after a change of algorithm, limit, window or burst (an edited {@code application.yml}, or a rolling deploy where
  * old and new instances alternate) no instance reads state counted under other parameters as its own: each set of
- * parameters counts from fresh state, and the old keys expire. While two versions run side by side, each enforces
- * its own limit, so together they admit at most what the two would admit apart.
+ * parameters counts from fresh state, and the old keys expire. While two versions run side by side, a decision takes
+ * the state of both ({@link PolicyVersions}).
  * <p>
  * Everything between the braces is the hash tag, so all keys of one decision share a Cluster slot while different
  * clients spread over the cluster. The policy name and the key are percent-encoded where they could break that:
@@ -56,6 +56,23 @@ final class RedisKeys {
 	 */
 	Layout layout(RateLimitPolicy policy) {
 		return new Layout(this.prefix, policy);
+	}
+
+	/**
+	 * Return the key of the hash that lists the parameter sets a policy is decided with
+	 * ({@code <prefix>:{<policy>}:versions}, see {@link PolicyVersions}): under the store's prefix, so that
+	 * {@link PrefixedKeys} clears it with the rest; its hash tag, the policy name alone, is never a decision's.
+	 */
+	byte[] versions(RateLimitPolicy policy) {
+		return bytes(this.prefix + ":{" + StoreKeys.bounded(StoreKeys.escape(policy.name())) + "}:versions");
+	}
+
+	/**
+	 * Return whether two policies of one name keep their state in the same keys (parameters that mean the same to
+	 * the state: a token and a leaky bucket of the same rate, sliding logs of the same window).
+	 */
+	static boolean sameState(RateLimitPolicy one, RateLimitPolicy other) {
+		return suffix(one.algorithm()).equals(suffix(other.algorithm())) && fingerprint(one).equals(fingerprint(other));
 	}
 
 	/**

@@ -43,6 +43,9 @@ import org.springframework.util.ClassUtils;
  * <li><b>Bounded waits.</b> A decision fails with {@link RateLimitStoreException} after {@code timeout}; it never
  * hangs the request. (Coalesced callers wait without a timer of their own, which a decision would pay for in kernel
  * time: one thread per store fails the overdue ones, at most a twentieth of the timeout late, 1 ms to 50 ms.)
+ * <li><b>Configuration changes.</b> State is kept per set of counting parameters, and while instances decide a
+ * policy with different ones (a rolling deploy), a request passes only if it passes under each set in use, so
+ * together they never admit more than the larger configuration would (see {@code docs/reliability.md}).
  * <li><b>Coalescing.</b> Concurrent decisions of a policy are sent together, in one script call that decides them
  * one after the other, each atomically: a busy policy or a hot key costs far fewer round trips, and no decision ever
  * takes more than one.
@@ -76,6 +79,9 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 
 	/** The all-or-nothing script's name of each algorithm, by ordinal. */
 	private static final byte[][] ALGORITHM_CODES = algorithmCodes();
+
+	/** Other instances' parameters for the same policies. */
+	private final PolicyVersions versions;
 
 	private static final boolean JEDIS_PRESENT = ClassUtils.isPresent(
 			"org.springframework.data.redis.connection.jedis.JedisConnectionFactory",
@@ -129,6 +135,7 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 		this.timeoutNanos = builder.timeout.toNanos();
 		this.clock = builder.clock;
 		this.leastTtl = PolicyScript.bytes((builder.clock != null) ? Duration.ofHours(1).toMillis() : 0);
+		this.versions = new PolicyVersions(this.executor, this.keys, builder.clock, this.leastTtl, builder.timeout);
 		// On a Cluster, or where the topology is unknown, one script call holds keys of one hash slot only.
 		this.oneSlotPerCall = cluster;
 		this.coalescer = builder.coalesce ? new Coalescer(this::send, cluster, this.timeoutNanos, builder.maxBatchSize,
@@ -145,12 +152,7 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 	private static byte[][] algorithmCodes() {
 		byte[][] codes = new byte[Algorithm.values().length][];
 		for (Algorithm algorithm : Algorithm.values()) {
-			codes[algorithm.ordinal()] = RedisKeys.bytes(switch (algorithm) {
-				case FIXED -> "f";
-				case SLIDING_LOG -> "l";
-				case SLIDING_COUNTER -> "c";
-				case TOKEN_BUCKET, LEAKY_BUCKET -> "b";
-			});
+			codes[algorithm.ordinal()] = RedisKeys.bytes(RateLimitScript.code(algorithm));
 		}
 		return codes;
 	}
@@ -182,6 +184,10 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 		}
 		long start = System.nanoTime();
 		PolicyScript script = script(policy);
+		List<RateLimitPolicy> others = this.versions.others(script.versions);
+		if (!others.isEmpty()) {
+			return decideWithOthers(List.of(new Acquisition(policy, key, cost)), List.of(others)).decisions().get(0);
+		}
 		PendingDecision call = new PendingDecision(script.layout.keys(key), cost, start);
 		try {
 			Coalescer.Lanes lanes = script.lanes;
@@ -210,7 +216,7 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 		}
 	}
 
-	private static RateLimitStoreException failed(String what, Throwable cause) {
+	static RateLimitStoreException failed(String what, Throwable cause) {
 		if (isOutOfMemory(cause)) {
 			return new RateLimitStoreException("Redis is out of memory (maxmemory reached, and its "
 					+ "maxmemory-policy may not evict these keys): it refuses every write, so no decision for " + what
@@ -226,6 +232,43 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 	 */
 	@Override
 	public Reservation tryAcquireAll(List<Acquisition> acquisitions) {
+		List<List<RateLimitPolicy>> others = new ArrayList<>(acquisitions.size());
+		boolean changed = false;
+		for (Acquisition acquisition : acquisitions) {
+			List<RateLimitPolicy> of = this.versions.others(script(acquisition.policy()).versions);
+			others.add(of);
+			changed |= !of.isEmpty();
+		}
+		return changed ? decideWithOthers(acquisitions, others) : decideTogether(acquisitions);
+	}
+
+	/**
+	 * Decide each acquisition together with the same key under its policy's other parameter sets in use: a request
+	 * passes only if the state of each admits it (they share the key's hash slot).
+	 */
+	private Reservation decideWithOthers(List<Acquisition> acquisitions, List<List<RateLimitPolicy>> others) {
+		List<Acquisition> all = new ArrayList<>(acquisitions);
+		int[] from = new int[acquisitions.size() + 1];
+		for (int i = 0; i < acquisitions.size(); i++) {
+			from[i] = all.size();
+			Acquisition acquisition = acquisitions.get(i);
+			for (RateLimitPolicy other : others.get(i)) {
+				all.add(new Acquisition(other, acquisition.key(), acquisition.cost()));
+			}
+		}
+		from[acquisitions.size()] = all.size();
+		Reservation reservation = decideTogether(all);
+		List<Decision> decisions = new ArrayList<>(acquisitions.size());
+		long[] times = new long[acquisitions.size()];
+		for (int i = 0; i < acquisitions.size(); i++) {
+			decisions.add(PolicyVersions.combined(reservation.decisions().get(i),
+					reservation.decisions().subList(from[i], from[i + 1])));
+			times[i] = reservation.countedAt(i);
+		}
+		return new Reservation(decisions, times);
+	}
+
+	private Reservation decideTogether(List<Acquisition> acquisitions) {
 		long start = System.nanoTime();
 		List<List<Integer>> groups = groupBySlot(acquisitions);
 		List<CompletableFuture<List<Object>>> calls = new ArrayList<>(groups.size());
@@ -312,10 +355,24 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 		}
 	}
 
+	/**
+	 * Give the units back to the key's state, and to its state under the policy's other parameter sets in use.
+	 */
 	@Override
 	public void refund(Acquisition acquisition, long countedAtMillis) {
+		List<Acquisition> all = new ArrayList<>(2);
+		all.add(acquisition);
+		for (RateLimitPolicy other : script(acquisition.policy()).versions.others) {
+			all.add(new Acquisition(other, acquisition.key(), acquisition.cost()));
+		}
+		List<Integer> indexes = new ArrayList<>(all.size());
+		long[] times = new long[all.size()];
+		for (int i = 0; i < all.size(); i++) {
+			indexes.add(i);
+			times[i] = countedAtMillis;
+		}
 		List<Acquisition> one = List.of(acquisition);
-		await(call(REFUND, one, List.of(0), new long[] { countedAtMillis }), System.nanoTime(), describe(one));
+		await(call(REFUND, all, indexes, times), System.nanoTime(), describe(one));
 	}
 
 	@Override
@@ -423,11 +480,17 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 	}
 
 	/**
-	 * Delete the key's state under this policy (every Redis key of the decision, in one {@code DEL}).
+	 * Delete the key's state under this policy, and under the policy's other parameter sets in use (every Redis key
+	 * of the decision, in one {@code DEL}).
 	 */
 	@Override
 	public void reset(RateLimitPolicy policy, String key) {
-		byte[][] keys = script(policy).layout.keys(key);
+		PolicyScript script = script(policy);
+		List<byte[]> all = new ArrayList<>(List.of(script.layout.keys(key)));
+		for (RateLimitPolicy other : script.versions.others) {
+			Collections.addAll(all, script(other).layout.keys(key));
+		}
+		byte[][] keys = all.toArray(new byte[0][]);
 		try {
 			this.executor.delete(keys).get(this.timeoutNanos, TimeUnit.NANOSECONDS);
 		}
@@ -451,7 +514,7 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 		PolicyScript script = this.policies.get(policy);
 		return (script != null) ? script
 				: this.policies.computeIfAbsent(policy,
-						(p) -> new PolicyScript(p, this.keys, this.leastTtl, this.coalescer));
+						(p) -> new PolicyScript(p, this.keys, this.leastTtl, this.coalescer, this.versions));
 	}
 
 	/**

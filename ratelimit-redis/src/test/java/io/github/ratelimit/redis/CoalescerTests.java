@@ -24,11 +24,37 @@ class CoalescerTests {
 	private final RateLimitPolicy policy = RateLimitPolicy.builder("silent").limit(5).window(Duration.ofMinutes(1))
 		.build();
 
+	/** Like the coalescer's sender: a Redis that never answers. */
+	private static final ScriptExecutor SILENT = new ScriptExecutor() {
+
+		@Override
+		public CompletableFuture<java.util.List<Object>> execute(RateLimitScript script, byte[][] keys,
+				byte[][] args) {
+			return new CompletableFuture<>();
+		}
+
+		@Override
+		public CompletableFuture<?> delete(byte[][] keys) {
+			return new CompletableFuture<>();
+		}
+
+		@Override
+		public void close() {
+		}
+
+	};
+
+	private PolicyScript script(Coalescer coalescer) {
+		RedisKeys keys = new RedisKeys("t");
+		return new PolicyScript(this.policy, keys, PolicyScript.EMPTY, coalescer,
+				new PolicyVersions(SILENT, keys, null, PolicyScript.EMPTY, Duration.ofMillis(200)));
+	}
+
 	@Test
 	void callersOfARedisThatNeverAnswersAreFailedAsOverdue() throws Exception {
 		try (Coalescer coalescer = new Coalescer((script, batch) -> new CompletableFuture<>(), false, TIMEOUT_NANOS, 64,
 				4, "ratelimit-redis-timeouts-overdue")) {
-			PolicyScript script = new PolicyScript(this.policy, new RedisKeys("t"), PolicyScript.EMPTY, coalescer);
+			PolicyScript script = script(coalescer);
 			coalescer.start(); // else the first caller, seeing no watchdog yet, waits with a deadline of its own
 			ExecutionException failure = decideExpectingFailure(coalescer, script);
 			assertThat(failure.getCause()).isSameAs(Coalescer.OVERDUE);
@@ -42,7 +68,7 @@ class CoalescerTests {
 		String name = "ratelimit-redis-timeouts-dying";
 		try (Coalescer coalescer = new Coalescer((script, batch) -> new CompletableFuture<>(), false, TIMEOUT_NANOS, 64,
 				4, name)) {
-			PolicyScript script = new PolicyScript(this.policy, new RedisKeys("t"), PolicyScript.EMPTY, coalescer);
+			PolicyScript script = script(coalescer);
 			coalescer.start();
 			Thread watchdog = Thread.getAllStackTraces()
 				.keySet()

@@ -9,24 +9,28 @@ import io.github.ratelimit.Decision;
 import io.github.ratelimit.RateLimitPolicy;
 import io.github.ratelimit.conformance.MutableTimeSource;
 import io.github.ratelimit.memory.InMemoryRateLimitStore;
+import io.github.ratelimit.store.Acquisition;
 import io.github.ratelimit.store.RateLimitStore;
 import io.github.ratelimit.test.RedisServer;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
+import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * A policy whose limit, window or burst changes while instances of the old and the new configuration share one Redis
- * (an edited {@code application.yml} rolled out one instance at a time): requests alternate between the two. Neither
- * reads the other's state as its own (each counts under its own parameters), so together they admit at most what
- * the two configurations would admit apart, never a remaining count outside {@code [0, capacity]}; and not fewer
- * than the stricter one alone would.
+ * A policy whose algorithm, limit, window or burst changes while instances of the old and the new configuration
+ * share one Redis (an edited {@code application.yml} rolled out one instance at a time): requests alternate between
+ * the two. Neither reads the other's state as its own (each counts under its own parameters), and while both are in
+ * use a request passes only if it passes under both: together they never admit more than the larger configuration
+ * would alone, and never report a remaining count outside {@code [0, capacity]}.
  */
 class PolicyChangeIntegrationTests {
 
@@ -57,12 +61,17 @@ class PolicyChangeIntegrationTests {
 						policy(algorithm, 100, Duration.ofMinutes(1), 1L)));
 			}
 		}
+		// A change of algorithm.
+		changes.add(Arguments.of(policy(Algorithm.FIXED, 5, Duration.ofMinutes(1), null),
+				policy(Algorithm.TOKEN_BUCKET, 5, Duration.ofMinutes(1), null)));
+		changes.add(Arguments.of(policy(Algorithm.SLIDING_LOG, 5, Duration.ofMinutes(1), null),
+				policy(Algorithm.SLIDING_COUNTER, 10, Duration.ofHours(1), null)));
 		return changes.build();
 	}
 
 	@ParameterizedTest(name = "{0} and {1}")
 	@MethodSource("changes")
-	void alternatingInstancesAdmitAtMostWhatTheTwoConfigurationsWouldApart(RateLimitPolicy before,
+	void alternatingInstancesNeverAdmitMoreThanTheLargerConfigurationWould(RateLimitPolicy before,
 			RateLimitPolicy after) {
 		MutableTimeSource clock = MutableTimeSource.at("2030-01-01T00:00:00Z");
 		String prefix = "change-" + UUID.randomUUID();
@@ -79,9 +88,116 @@ class PolicyChangeIntegrationTests {
 					clock.advance(Duration.ofSeconds(1));
 				}
 			}
-			// Each instance sees every other request: what each admits is at most what it would alone on all of them.
-			assertThat(admitted).isLessThanOrEqualTo((int) (alone(before) + alone(after)));
+			assertThat(admitted).isLessThanOrEqualTo((int) Math.max(alone(before), alone(after)));
+			// Once both know of each other, a request passes only if both states admit it. The old instance learns
+			// of the new one when it next says which parameters it uses (a second later; here, where the clock
+			// stands still for the burst, only after it): until then it decides alone, within its capacity.
+			// (Sets that keep one state, like sliding logs of one window, decide on it each with its own limit.)
+			if (!RedisKeys.sameState(before, after)) {
+				assertThat(admitted)
+					.isLessThanOrEqualTo((int) (Math.min(alone(before), alone(after)) + before.capacity()));
+			}
 			assertThat(admitted).isGreaterThanOrEqualTo((int) Math.min(alone(before), alone(after)) / 2);
+		}
+	}
+
+	@Test
+	void anInstanceThatLearnsOfAnotherConfigurationEnforcesItsLimitToo() {
+		learningOfAnotherConfiguration(connectionFactory);
+	}
+
+	/**
+	 * The old configuration allows 10 an hour, the new one 3. The new instance, seeing the old one in use, counts
+	 * in both; the old one, once it says again which parameters it uses (it has been idle for more than half
+	 * the life of a registration, so it waits for the answer), learns of the new one and rejects what the new
+	 * state would.
+	 */
+	static void learningOfAnotherConfiguration(RedisConnectionFactory connectionFactory) {
+		MutableTimeSource clock = MutableTimeSource.at("2030-01-01T00:00:00Z");
+		String prefix = "learn-" + UUID.randomUUID();
+		RateLimitPolicy before = policy(Algorithm.FIXED, 10, Duration.ofHours(1), null);
+		RateLimitPolicy after = policy(Algorithm.FIXED, 3, Duration.ofHours(1), null);
+		try (RedisRateLimitStore old = store(connectionFactory, prefix, clock);
+				RedisRateLimitStore updated = store(connectionFactory, prefix, clock)) {
+			assertThat(old.tryAcquire(before, "client", 1).allowed()).isTrue();
+			for (int i = 0; i < 3; i++) {
+				Decision decision = updated.tryAcquire(after, "client", 1);
+				assertThat(decision.allowed()).isTrue();
+				assertThat(decision.remaining()).isEqualTo(2 - i);
+			}
+			Decision rejected = updated.tryAcquire(after, "client", 1);
+			assertThat(rejected.allowed()).isFalse();
+			assertThat(rejected.retryAfterMillis()).isPositive();
+			clock.advance(Duration.ofSeconds(6));
+			Decision old4 = old.tryAcquire(before, "client", 1);
+			assertThat(old4.allowed()).isFalse();
+			assertThat(old4.limit()).isEqualTo(10);
+			assertThat(old4.remaining()).isZero();
+			// Every limit of both: a new client has what the tighter leaves.
+			assertThat(old.tryAcquire(before, "other-client", 1).remaining()).isEqualTo(2);
+		}
+	}
+
+	@Test
+	void aConfigurationNoInstanceDecidesWithForTenSecondsNoLongerApplies() {
+		MutableTimeSource clock = MutableTimeSource.at("2030-01-01T00:00:00Z");
+		String prefix = "retired-" + UUID.randomUUID();
+		RateLimitPolicy before = policy(Algorithm.FIXED, 3, Duration.ofHours(1), null);
+		RateLimitPolicy after = policy(Algorithm.FIXED, 10, Duration.ofHours(1), null);
+		try (RedisRateLimitStore old = store(connectionFactory, prefix, clock);
+				RedisRateLimitStore updated = store(connectionFactory, prefix, clock)) {
+			for (int i = 0; i < 3; i++) {
+				assertThat(old.tryAcquire(before, "client", 1).allowed()).isTrue();
+			}
+			// While the old configuration is in use, its exhausted state rejects for the new one too.
+			assertThat(updated.tryAcquire(after, "client", 1).allowed()).isFalse();
+			clock.advance(Duration.ofMillis(PolicyVersions.LIVE_MILLIS));
+			for (int i = 0; i < 10; i++) {
+				assertThat(updated.tryAcquire(after, "client", 1).allowed()).as("request %d", i).isTrue();
+			}
+			assertThat(updated.tryAcquire(after, "client", 1).allowed()).isFalse();
+		}
+	}
+
+	@Test
+	void aResetWhileTwoConfigurationsAreInUseUnblocksTheClientUnderBoth() {
+		MutableTimeSource clock = MutableTimeSource.at("2030-01-01T00:00:00Z");
+		String prefix = "reset-" + UUID.randomUUID();
+		RateLimitPolicy before = policy(Algorithm.FIXED, 3, Duration.ofHours(1), null);
+		RateLimitPolicy after = policy(Algorithm.SLIDING_COUNTER, 10, Duration.ofHours(1), null);
+		try (RedisRateLimitStore old = store(connectionFactory, prefix, clock);
+				RedisRateLimitStore updated = store(connectionFactory, prefix, clock)) {
+			for (int i = 0; i < 3; i++) {
+				old.tryAcquire(before, "client", 1);
+			}
+			assertThat(updated.tryAcquire(after, "client", 1).allowed()).isFalse();
+			updated.reset(after, "client");
+			Decision decision = updated.tryAcquire(after, "client", 1);
+			assertThat(decision.allowed()).isTrue();
+			// Given back, the unit is free again under both.
+			updated.refund(new Acquisition(after, "client", 1), clock.currentTimeMillis());
+			clock.advance(Duration.ofSeconds(6));
+			assertThat(old.tryAcquire(before, "client", 1).remaining()).isEqualTo(2);
+		}
+	}
+
+	@Test
+	void theVariantsOfOnePolicyCountApart() {
+		MutableTimeSource clock = MutableTimeSource.at("2030-01-01T00:00:00Z");
+		String prefix = "plans-" + UUID.randomUUID();
+		RateLimitPolicy free = policy(Algorithm.FIXED, 3, Duration.ofHours(1), null).toBuilder().variant("free")
+			.build();
+		RateLimitPolicy pro = free.toBuilder().variant("pro").limit(10).build();
+		try (RedisRateLimitStore store = store(connectionFactory, prefix, clock);
+				RedisRateLimitStore other = store(connectionFactory, prefix, clock)) {
+			for (int i = 0; i < 3; i++) {
+				assertThat(store.tryAcquire(free, "free-client", 1).allowed()).isTrue();
+			}
+			assertThat(store.tryAcquire(free, "free-client", 1).allowed()).isFalse();
+			for (int i = 0; i < 10; i++) {
+				assertThat(other.tryAcquire(pro, "pro-client", 1).allowed()).as("request %d", i).isTrue();
+				assertThat(store.tryAcquire(pro, "pro-client-2", 1).allowed()).as("request %d", i).isTrue();
+			}
 		}
 	}
 
@@ -100,6 +216,11 @@ class PolicyChangeIntegrationTests {
 	}
 
 	private static RedisRateLimitStore store(String prefix, MutableTimeSource clock) {
+		return store(connectionFactory, prefix, clock);
+	}
+
+	private static RedisRateLimitStore store(RedisConnectionFactory connectionFactory, String prefix,
+			MutableTimeSource clock) {
 		return RedisRateLimitStore.builder(connectionFactory)
 			.clock(clock)
 			.keyPrefix(prefix)
@@ -107,7 +228,7 @@ class PolicyChangeIntegrationTests {
 			.build();
 	}
 
-	private static RateLimitPolicy policy(Algorithm algorithm, long limit, Duration window, Long burst) {
+	private static RateLimitPolicy policy(Algorithm algorithm, long limit, Duration window, @Nullable Long burst) {
 		return RateLimitPolicy.builder("changed")
 			.algorithm(algorithm)
 			.limit(limit)

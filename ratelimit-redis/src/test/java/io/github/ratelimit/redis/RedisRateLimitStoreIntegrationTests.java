@@ -130,6 +130,8 @@ class RedisRateLimitStoreIntegrationTests {
 			}
 		}
 		awaitNoKeys();
+		long versionsTtl = (Long) redis.call("PTTL", this.prefix + ":{" + policy.name() + "}:versions");
+		assertThat(versionsTtl).isBetween(0L, PolicyVersions.LIVE_MILLIS);
 	}
 
 	@Test
@@ -201,10 +203,11 @@ class RedisRateLimitStoreIntegrationTests {
 		}
 	}
 
+	/** The keys of counters under this test's prefix (not the lists of parameter sets, which live ten seconds). */
 	private List<String> keys() {
 		@SuppressWarnings("unchecked")
 		List<String> keys = (List<String>) redis.call("KEYS", this.prefix + ":*");
-		return keys;
+		return keys.stream().filter((key) -> !key.endsWith("}:versions")).toList();
 	}
 
 	private void awaitNoKeys() {

@@ -17,7 +17,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * A rolling deploy that changes a policy: two application contexts share one Redis, one configured with the old
  * limit and window and one with the new, and requests alternate between them. Each counts under its own parameters,
- * never reading the other's state as its own, so together they admit what the two would apart: here 5 + 3 (the
+ * never reading the other's state as its own, and a request the new instance decides passes only if both states admit
+ * it; so together they admit no more than the larger configuration (5), and no fewer than the smaller (3) (the
  * windows are far too long for an edge or a refill to intervene during the test).
  */
 class PolicyChangeAcrossInstancesIntegrationTests {
@@ -36,7 +37,7 @@ class PolicyChangeAcrossInstancesIntegrationTests {
 
 	@ParameterizedTest
 	@EnumSource(Algorithm.class)
-	void oldAndNewInstancesEachEnforceTheirOwnConfiguration(Algorithm algorithm) {
+	void oldAndNewInstancesTogetherNeverAdmitMoreThanTheLargerConfiguration(Algorithm algorithm) {
 		String prefix = "rollout-" + UUID.randomUUID();
 		WebApplicationContextRunner instance = Instances.application("spring.data.redis.host=" + redis.host(),
 				"spring.data.redis.port=" + redis.port(), "ratelimit.redis.key-prefix=" + prefix,
@@ -58,7 +59,7 @@ class PolicyChangeAcrossInstancesIntegrationTests {
 					assertThat(ex.getDecision().remaining()).isBetween(0L, ex.getPolicy().capacity());
 				}
 			}
-			assertThat(admitted).as(algorithm.name()).isEqualTo(8);
+			assertThat(admitted).as(algorithm.name()).isBetween(3, 5);
 		}));
 	}
 

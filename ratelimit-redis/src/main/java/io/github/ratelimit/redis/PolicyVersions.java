@@ -1,0 +1,262 @@
+package io.github.ratelimit.redis;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicReference;
+
+import io.github.ratelimit.Algorithm;
+import io.github.ratelimit.Decision;
+import io.github.ratelimit.RateLimitPolicy;
+import io.github.ratelimit.TimeSource;
+import io.github.ratelimit.store.RateLimitStoreException;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Which other parameter sets (algorithm, limit, window, burst) the same policy and variant is decided with by other
+ * instances sharing the Redis: while an edited configuration rolls out, old and new instances alternate, and each
+ * set of parameters counts in keys of its own ({@link RedisKeys}). So that together they never admit more than
+ * either would alone, a decision is taken from the state of every live set at once, all or nothing.
+ * <p>
+ * Each instance says which set it decides a policy with before its first decision, and again at least every
+ * {@value #REFRESH_MILLIS} ms while it decides (sent alongside a decision, never waited for), learning the others
+ * in the same call. A set is live for {@value #LIVE_MILLIS} ms after an instance last said so. An instance that
+ * has not said so for half that time (idle, or just started) says so and waits for the answer before it decides,
+ * since the others may have stopped counting its set. So of any two sets in use, one is always counted by the
+ * other's decisions, within what the instances' clocks disagree by (Redis time orders the registrations).
+ */
+final class PolicyVersions {
+
+	/** How often an instance that decides a policy says so. */
+	static final long REFRESH_MILLIS = 1_000;
+
+	/** How long a parameter set counts as in use after an instance last said it decides with it. */
+	static final long LIVE_MILLIS = 10_000;
+
+	/** The most other sets a decision is taken from besides its own (a deploy has two; more are a mistake). */
+	static final int MAX_OTHERS = 4;
+
+	private final ScriptExecutor executor;
+
+	private final RedisKeys keys;
+
+	private final @Nullable TimeSource clock;
+
+	private final byte[] leastTtl;
+
+	private final Duration timeout;
+
+	PolicyVersions(ScriptExecutor executor, RedisKeys keys, @Nullable TimeSource clock, byte[] leastTtl,
+			Duration timeout) {
+		this.executor = executor;
+		this.keys = keys;
+		this.clock = clock;
+		this.leastTtl = leastTtl;
+		this.timeout = timeout;
+	}
+
+	/**
+	 * Return what one policy's instances know of the other sets.
+	 */
+	View view(RateLimitPolicy policy) {
+		return new View(policy, this.keys.versions(policy), RedisKeys.bytes(field(policy)));
+	}
+
+	/**
+	 * Return the other sets the policy is decided with, to be decided together with its own: usually none, from
+	 * memory. Says again which set this instance uses when it last did so a while ago.
+	 * @throws RateLimitStoreException if this instance must say so first and Redis does not answer
+	 */
+	List<RateLimitPolicy> others(View view) {
+		long now = now();
+		// Negative before the first registration (and if the clock went back): then wait for one.
+		long age = now - view.registeredAt;
+		if (age >= 0 && age < REFRESH_MILLIS) {
+			return view.others;
+		}
+		CompletableFuture<?> registration = view.register(now);
+		if (age >= 0 && age < LIVE_MILLIS / 2) {
+			return view.others; // still counted by the others' decisions: no need to wait
+		}
+		await(registration, view.policy);
+		return view.others;
+	}
+
+	private void await(CompletableFuture<?> registration, RateLimitPolicy policy) {
+		try {
+			registration.get(this.timeout.toNanos(), TimeUnit.NANOSECONDS);
+		}
+		catch (TimeoutException ex) {
+			throw new RateLimitStoreException("Redis did not answer within " + this.timeout.toMillis()
+					+ "ms when asked which configurations decide policy '" + policy.name() + "'");
+		}
+		catch (ExecutionException ex) {
+			Throwable cause = (ex.getCause() != null) ? ex.getCause() : ex;
+			throw RedisRateLimitStore.failed("policy '" + policy.name() + "'", cause);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new RateLimitStoreException(
+					"Interrupted while asking Redis which configurations decide policy '" + policy.name() + "'", ex);
+		}
+	}
+
+	private long now() {
+		return (this.clock != null) ? this.clock.currentTimeMillis() : System.currentTimeMillis();
+	}
+
+	/** A policy's field in the hash: its counting parameters, then its variant (which may hold any character). */
+	static String field(RateLimitPolicy policy) {
+		return RateLimitScript.code(policy.algorithm()) + ":" + policy.limit() + ":" + policy.windowMillis() + ":"
+				+ policy.burst() + "|" + policy.variant();
+	}
+
+	/**
+	 * Read a field back as a policy of the given one's name and variant, or {@code null} if it is another variant's
+	 * or not a field this version writes.
+	 */
+	static @Nullable RateLimitPolicy parse(String field, RateLimitPolicy own) {
+		int bar = field.indexOf('|');
+		if (bar < 0 || !field.substring(bar + 1).equals(own.variant())) {
+			return null;
+		}
+		String[] parts = field.substring(0, bar).split(":", -1);
+		if (parts.length != 4) {
+			return null;
+		}
+		Algorithm algorithm = RateLimitScript.algorithmOf(parts[0]);
+		if (algorithm == null) {
+			return null;
+		}
+		try {
+			return RateLimitPolicy.builder(own.name())
+				.variant(own.variant())
+				.algorithm(algorithm)
+				.limit(Long.parseLong(parts[1]))
+				.window(Duration.ofMillis(Long.parseLong(parts[2])))
+				.burst(Long.parseLong(parts[3]))
+				.build();
+		}
+		catch (IllegalArgumentException ex) {
+			return null; // not written by this store (a number out of range): nothing this version can count
+		}
+	}
+
+	/**
+	 * Return the decision of a policy taken together with its other sets: rejected if any of them rejected (waiting
+	 * for the last of them), with what is left under the tightest of them.
+	 */
+	static Decision combined(Decision own, List<Decision> others) {
+		boolean allowed = own.allowed();
+		long remaining = own.remaining();
+		long retryAfter = own.allowed() ? 0 : own.retryAfterMillis();
+		for (Decision other : others) {
+			remaining = Math.min(remaining, other.remaining());
+			if (!other.allowed()) {
+				// One the other set can never admit passes once that set is out of use.
+				long wait = other.exceedsCapacity() ? Math.max(other.resetAfterMillis(), LIVE_MILLIS)
+						: other.retryAfterMillis();
+				retryAfter = (!allowed && retryAfter == Decision.NEVER) ? Decision.NEVER
+						: Math.max(allowed ? 0 : retryAfter, wait);
+				allowed = false;
+			}
+		}
+		return new Decision(allowed, own.limit(), Math.max(0, Math.min(own.limit(), remaining)),
+				own.resetAfterMillis(), allowed ? 0 : retryAfter, own.origin());
+	}
+
+	/**
+	 * What this instance knows of the other sets of one policy and variant, and when it last said which it uses.
+	 */
+	final class View {
+
+		final RateLimitPolicy policy;
+
+		private final byte[] registryKey;
+
+		private final byte[] field;
+
+		/** When this instance last sent its set, on its own clock; {@code Long.MIN_VALUE} before the first time. */
+		volatile long registeredAt = Long.MIN_VALUE;
+
+		/** The other sets, as of the last registration: also what giving back units and a reset reach. */
+		volatile List<RateLimitPolicy> others = List.of();
+
+		private final AtomicReference<@Nullable CompletableFuture<?>> registering = new AtomicReference<>();
+
+		View(RateLimitPolicy policy, byte[] registryKey, byte[] field) {
+			this.policy = policy;
+			this.registryKey = registryKey;
+			this.field = field;
+		}
+
+		/** Send this instance's set unless a call is already under way; return that call. */
+		CompletableFuture<?> register(long now) {
+			CompletableFuture<?> current = this.registering.get();
+			if (current != null && !current.isDone()) {
+				return current;
+			}
+			CompletableFuture<Object> next = new CompletableFuture<>();
+			if (!this.registering.compareAndSet(current, next)) {
+				CompletableFuture<?> won = this.registering.get();
+				return (won != null) ? won : CompletableFuture.completedFuture(null);
+			}
+			byte[] time = (PolicyVersions.this.clock != null) ? PolicyScript.bytes(now) : PolicyScript.EMPTY;
+			byte[][] args = { time, this.field, PolicyScript.bytes(LIVE_MILLIS), PolicyVersions.this.leastTtl };
+			CompletableFuture<List<Object>> call;
+			try {
+				call = PolicyVersions.this.executor.execute(RateLimitScript.POLICY_VERSIONS,
+						new byte[][] { this.registryKey }, args);
+			}
+			catch (RuntimeException ex) {
+				call = CompletableFuture.failedFuture(ex);
+			}
+			call.whenComplete((fields, failure) -> {
+				if (failure == null && fields != null) {
+					this.others = others(fields);
+					this.registeredAt = now;
+					next.complete(null);
+				}
+				else {
+					next.completeExceptionally((failure != null) ? failure
+							: new IllegalStateException("no reply from the policy versions script"));
+				}
+			});
+			return next;
+		}
+
+		private List<RateLimitPolicy> others(List<Object> fields) {
+			List<RateLimitPolicy> others = new ArrayList<>(0);
+			for (Object value : fields) {
+				if (others.size() == MAX_OTHERS) {
+					break;
+				}
+				RateLimitPolicy other = parse(text(value), this.policy);
+				if (other != null && !RedisKeys.sameState(other, this.policy) && !containsState(others, other)) {
+					others.add(other);
+				}
+			}
+			return List.copyOf(others);
+		}
+
+		private static boolean containsState(List<RateLimitPolicy> policies, RateLimitPolicy policy) {
+			for (RateLimitPolicy existing : policies) {
+				if (RedisKeys.sameState(existing, policy)) {
+					return true;
+				}
+			}
+			return false;
+		}
+
+		private static String text(Object value) {
+			return (value instanceof byte[] bytes) ? new String(bytes, StandardCharsets.UTF_8) : String.valueOf(value);
+		}
+
+	}
+
+}
