@@ -14,7 +14,6 @@ import io.github.ratelimit.Algorithm;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.RateLimitPolicy;
 import io.github.ratelimit.TimeSource;
-import io.github.ratelimit.store.RateLimitStoreException;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -38,9 +37,6 @@ final class PolicyVersions {
 	/** How long a parameter set counts as in use after an instance last said it decides with it. */
 	static final long LIVE_MILLIS = 10_000;
 
-	/** The most other sets a decision is taken from besides its own (a deploy has two; more are a mistake). */
-	static final int MAX_OTHERS = 4;
-
 	private final ScriptExecutor executor;
 
 	private final RedisKeys keys;
@@ -49,15 +45,11 @@ final class PolicyVersions {
 
 	private final byte[] leastTtl;
 
-	private final Duration timeout;
-
-	PolicyVersions(ScriptExecutor executor, RedisKeys keys, @Nullable TimeSource clock, byte[] leastTtl,
-			Duration timeout) {
+	PolicyVersions(ScriptExecutor executor, RedisKeys keys, @Nullable TimeSource clock, byte[] leastTtl) {
 		this.executor = executor;
 		this.keys = keys;
 		this.clock = clock;
 		this.leastTtl = leastTtl;
-		this.timeout = timeout;
 	}
 
 	/**
@@ -68,46 +60,60 @@ final class PolicyVersions {
 	}
 
 	/**
-	 * Return the other sets the policy is decided with, to be decided together with its own: usually none, from
-	 * memory. Says again which set this instance uses when it last did so a while ago.
-	 * @throws RateLimitStoreException if this instance must say so first and Redis does not answer
+	 * Start saying again which set this instance decides the policy with, if that is due, without waiting for the
+	 * answer: so that the registrations of several policies decided together travel at once.
 	 */
-	List<RateLimitPolicy> others(View view) {
-		long now = now();
-		// Negative before the first registration (and if the clock went back): then wait for one.
-		long age = now - view.registeredAt;
-		if (age >= 0 && age < REFRESH_MILLIS) {
+	void refreshIfDue(View view) {
+		long now = localNow();
+		if (view.isDue(now)) {
+			view.register(now);
+		}
+	}
+
+	/**
+	 * Return the other sets the policy is decided with, to be decided together with its own: usually none, from
+	 * memory. Says again which set this instance uses when it last did so a while ago, and waits for the answer
+	 * (until half the time left to the deadline) if the others may have stopped counting this instance's set. A
+	 * registration that fails or is late never fails the decision: it is decided with what is known, and the next
+	 * attempt waits a refresh period.
+	 * @param deadlineNanos when the decision must be over, on {@link System#nanoTime()}
+	 */
+	List<RateLimitPolicy> others(View view, long deadlineNanos) {
+		long now = localNow();
+		if (!view.isDue(now)) {
 			return view.others;
 		}
+		boolean mustWait = !view.registered || now - view.registeredAt >= LIVE_MILLIS / 2;
 		CompletableFuture<?> registration = view.register(now);
-		if (age >= 0 && age < LIVE_MILLIS / 2) {
-			return view.others; // still counted by the others' decisions: no need to wait
+		if (mustWait) {
+			awaitQuietly(registration, deadlineNanos);
 		}
-		await(registration, view.policy);
 		return view.others;
 	}
 
-	private void await(CompletableFuture<?> registration, RateLimitPolicy policy) {
+	private static void awaitQuietly(CompletableFuture<?> registration, long deadlineNanos) {
 		try {
-			registration.get(this.timeout.toNanos(), TimeUnit.NANOSECONDS);
+			registration.get(Math.max(0, (deadlineNanos - System.nanoTime()) / 2), TimeUnit.NANOSECONDS);
 		}
-		catch (TimeoutException ex) {
-			throw new RateLimitStoreException("Redis did not answer within " + this.timeout.toMillis()
-					+ "ms when asked which configurations decide policy '" + policy.name() + "'");
-		}
-		catch (ExecutionException ex) {
-			Throwable cause = (ex.getCause() != null) ? ex.getCause() : ex;
-			throw RedisRateLimitStore.failed("policy '" + policy.name() + "'", cause);
+		catch (TimeoutException | ExecutionException ex) {
+			// Decided with what is known: the decision's own call meets the same Redis, and reports what fails.
 		}
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();
-			throw new RateLimitStoreException(
-					"Interrupted while asking Redis which configurations decide policy '" + policy.name() + "'", ex);
 		}
 	}
 
-	private long now() {
-		return (this.clock != null) ? this.clock.currentTimeMillis() : System.currentTimeMillis();
+	/**
+	 * Return the sets that took units for a decision counted at the given time (Redis time) and still count: the
+	 * others known since then. One learned of later did not take them, and must not be given them.
+	 */
+	List<RateLimitPolicy> othersSince(View view, long countedAtMillis) {
+		return (view.othersSince <= countedAtMillis) ? view.others : List.of();
+	}
+
+	/** Time for the registrations' ages: monotonic, unless a clock drives the store. */
+	private long localNow() {
+		return (this.clock != null) ? this.clock.currentTimeMillis() : System.nanoTime() / 1_000_000;
 	}
 
 	/** A policy's field in the hash: its counting parameters, then its variant (which may hold any character). */
@@ -154,9 +160,13 @@ final class PolicyVersions {
 	static Decision combined(Decision own, List<Decision> others) {
 		boolean allowed = own.allowed();
 		long remaining = own.remaining();
+		long resetAfter = own.resetAfterMillis();
 		long retryAfter = own.allowed() ? 0 : own.retryAfterMillis();
 		for (Decision other : others) {
-			remaining = Math.min(remaining, other.remaining());
+			if (other.remaining() < remaining) {
+				remaining = other.remaining();
+				resetAfter = other.resetAfterMillis(); // the tightest state says when its units are back
+			}
 			if (!other.allowed()) {
 				// One the other set can never admit passes once that set is out of use.
 				long wait = other.exceedsCapacity() ? Math.max(other.resetAfterMillis(), LIVE_MILLIS)
@@ -166,8 +176,8 @@ final class PolicyVersions {
 				allowed = false;
 			}
 		}
-		return new Decision(allowed, own.limit(), Math.max(0, Math.min(own.limit(), remaining)),
-				own.resetAfterMillis(), allowed ? 0 : retryAfter, own.origin());
+		return new Decision(allowed, own.limit(), Math.max(0, Math.min(own.limit(), remaining)), resetAfter,
+				allowed ? 0 : retryAfter, own.origin());
 	}
 
 	/**
@@ -181,11 +191,22 @@ final class PolicyVersions {
 
 		private final byte[] field;
 
-		/** When this instance last sent its set, on its own clock; {@code Long.MIN_VALUE} before the first time. */
-		volatile long registeredAt = Long.MIN_VALUE;
+		/** Whether a registration of this instance's set has succeeded. */
+		volatile boolean registered;
 
-		/** The other sets, as of the last registration: also what giving back units and a reset reach. */
+		/** When this instance last sent its set with success, on {@link #localNow()}. */
+		volatile long registeredAt;
+
+		/** When a registration last failed, on {@link #localNow()}. */
+		volatile long failedAt;
+
+		volatile boolean failed;
+
+		/** The other sets, as of the last registration. */
 		volatile List<RateLimitPolicy> others = List.of();
+
+		/** Since when (Redis time) {@link #others} holds what it holds. */
+		volatile long othersSince = Long.MIN_VALUE;
 
 		private final AtomicReference<@Nullable CompletableFuture<?>> registering = new AtomicReference<>();
 
@@ -193,6 +214,14 @@ final class PolicyVersions {
 			this.policy = policy;
 			this.registryKey = registryKey;
 			this.field = field;
+		}
+
+		/** Whether a registration is due: none for a refresh period, and no failure for one either. */
+		boolean isDue(long now) {
+			if (this.failed && now - this.failedAt < REFRESH_MILLIS) {
+				return false;
+			}
+			return !this.registered || now - this.registeredAt >= REFRESH_MILLIS || now < this.registeredAt;
 		}
 
 		/** Send this instance's set unless a call is already under way; return that call. */
@@ -216,13 +245,21 @@ final class PolicyVersions {
 			catch (RuntimeException ex) {
 				call = CompletableFuture.failedFuture(ex);
 			}
-			call.whenComplete((fields, failure) -> {
-				if (failure == null && fields != null) {
-					this.others = others(fields);
+			call.whenComplete((reply, failure) -> {
+				if (failure == null && reply != null && !reply.isEmpty()) {
+					List<RateLimitPolicy> others = others(reply.subList(1, reply.size()));
+					if (!others.equals(this.others)) {
+						this.othersSince = ((Number) reply.get(0)).longValue();
+						this.others = others;
+					}
 					this.registeredAt = now;
+					this.registered = true;
+					this.failed = false;
 					next.complete(null);
 				}
 				else {
+					this.failedAt = now;
+					this.failed = true;
 					next.completeExceptionally((failure != null) ? failure
 							: new IllegalStateException("no reply from the policy versions script"));
 				}
@@ -233,9 +270,6 @@ final class PolicyVersions {
 		private List<RateLimitPolicy> others(List<Object> fields) {
 			List<RateLimitPolicy> others = new ArrayList<>(0);
 			for (Object value : fields) {
-				if (others.size() == MAX_OTHERS) {
-					break;
-				}
 				RateLimitPolicy other = parse(text(value), this.policy);
 				if (other != null && !RedisKeys.sameState(other, this.policy) && !containsState(others, other)) {
 					others.add(other);

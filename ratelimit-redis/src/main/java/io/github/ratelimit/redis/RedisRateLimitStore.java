@@ -135,7 +135,7 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 		this.timeoutNanos = builder.timeout.toNanos();
 		this.clock = builder.clock;
 		this.leastTtl = PolicyScript.bytes((builder.clock != null) ? Duration.ofHours(1).toMillis() : 0);
-		this.versions = new PolicyVersions(this.executor, this.keys, builder.clock, this.leastTtl, builder.timeout);
+		this.versions = new PolicyVersions(this.executor, this.keys, builder.clock, this.leastTtl);
 		// On a Cluster, or where the topology is unknown, one script call holds keys of one hash slot only.
 		this.oneSlotPerCall = cluster;
 		this.coalescer = builder.coalesce ? new Coalescer(this::send, cluster, this.timeoutNanos, builder.maxBatchSize,
@@ -184,9 +184,10 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 		}
 		long start = System.nanoTime();
 		PolicyScript script = script(policy);
-		List<RateLimitPolicy> others = this.versions.others(script.versions);
+		List<RateLimitPolicy> others = this.versions.others(script.versions, start + this.timeoutNanos);
 		if (!others.isEmpty()) {
-			return decideWithOthers(List.of(new Acquisition(policy, key, cost)), List.of(others)).decisions().get(0);
+			return decideWithOthers(List.of(new Acquisition(policy, key, cost)), List.of(others), start).decisions()
+				.get(0);
 		}
 		PendingDecision call = new PendingDecision(script.layout.keys(key), cost, start);
 		try {
@@ -232,21 +233,27 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 	 */
 	@Override
 	public Reservation tryAcquireAll(List<Acquisition> acquisitions) {
+		long start = System.nanoTime();
+		for (Acquisition acquisition : acquisitions) {
+			this.versions.refreshIfDue(script(acquisition.policy()).versions); // all under way before any is awaited
+		}
 		List<List<RateLimitPolicy>> others = new ArrayList<>(acquisitions.size());
 		boolean changed = false;
 		for (Acquisition acquisition : acquisitions) {
-			List<RateLimitPolicy> of = this.versions.others(script(acquisition.policy()).versions);
+			List<RateLimitPolicy> of = this.versions.others(script(acquisition.policy()).versions,
+					start + this.timeoutNanos);
 			others.add(of);
 			changed |= !of.isEmpty();
 		}
-		return changed ? decideWithOthers(acquisitions, others) : decideTogether(acquisitions);
+		return changed ? decideWithOthers(acquisitions, others, start) : decideTogether(acquisitions, start);
 	}
 
 	/**
 	 * Decide each acquisition together with the same key under its policy's other parameter sets in use: a request
 	 * passes only if the state of each admits it (they share the key's hash slot).
 	 */
-	private Reservation decideWithOthers(List<Acquisition> acquisitions, List<List<RateLimitPolicy>> others) {
+	private Reservation decideWithOthers(List<Acquisition> acquisitions, List<List<RateLimitPolicy>> others,
+			long start) {
 		List<Acquisition> all = new ArrayList<>(acquisitions);
 		int[] from = new int[acquisitions.size() + 1];
 		for (int i = 0; i < acquisitions.size(); i++) {
@@ -257,7 +264,7 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 			}
 		}
 		from[acquisitions.size()] = all.size();
-		Reservation reservation = decideTogether(all);
+		Reservation reservation = decideTogether(all, start);
 		List<Decision> decisions = new ArrayList<>(acquisitions.size());
 		long[] times = new long[acquisitions.size()];
 		for (int i = 0; i < acquisitions.size(); i++) {
@@ -268,8 +275,7 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 		return new Reservation(decisions, times);
 	}
 
-	private Reservation decideTogether(List<Acquisition> acquisitions) {
-		long start = System.nanoTime();
+	private Reservation decideTogether(List<Acquisition> acquisitions, long start) {
 		List<List<Integer>> groups = groupBySlot(acquisitions);
 		List<CompletableFuture<List<Object>>> calls = new ArrayList<>(groups.size());
 		for (List<Integer> group : groups) {
@@ -356,13 +362,15 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 	}
 
 	/**
-	 * Give the units back to the key's state, and to its state under the policy's other parameter sets in use.
+	 * Give the units back to the key's state, and to its state under the policy's other parameter sets that took
+	 * them.
 	 */
 	@Override
 	public void refund(Acquisition acquisition, long countedAtMillis) {
 		List<Acquisition> all = new ArrayList<>(2);
 		all.add(acquisition);
-		for (RateLimitPolicy other : script(acquisition.policy()).versions.others) {
+		for (RateLimitPolicy other : this.versions.othersSince(script(acquisition.policy()).versions,
+				countedAtMillis)) {
 			all.add(new Acquisition(other, acquisition.key(), acquisition.cost()));
 		}
 		List<Integer> indexes = new ArrayList<>(all.size());
@@ -487,7 +495,8 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 	public void reset(RateLimitPolicy policy, String key) {
 		PolicyScript script = script(policy);
 		List<byte[]> all = new ArrayList<>(List.of(script.layout.keys(key)));
-		for (RateLimitPolicy other : script.versions.others) {
+		// Asked, not remembered: an instance that never decided the policy (one an operator calls) learns them.
+		for (RateLimitPolicy other : this.versions.others(script.versions, System.nanoTime() + this.timeoutNanos)) {
 			Collections.addAll(all, script(other).layout.keys(key));
 		}
 		byte[][] keys = all.toArray(new byte[0][]);

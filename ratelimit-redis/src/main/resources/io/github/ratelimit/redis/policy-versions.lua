@@ -11,7 +11,7 @@
 -- ARGV[3] how long a field stays live after it was last set, in ms
 -- ARGV[4] least TTL of the hash in ms (0 in production)
 --
--- Returns the other live fields. Fields past their life are deleted, so the hash holds the sets in use.
+-- Returns now, then the other live fields. Fields past their life are deleted, so the hash holds the sets in use.
 
 local now
 if ARGV[1] ~= '' then
@@ -24,7 +24,7 @@ local live_ms = tonumber(ARGV[3])
 
 redis.call('HSET', KEYS[1], ARGV[2], string.format('%.0f', now))
 local fields = redis.call('HGETALL', KEYS[1])
-local others, stale = {}, {}
+local others, stale = { now }, {}
 for f = 1, #fields, 2 do
   if now - tonumber(fields[f + 1]) >= live_ms then
     stale[#stale + 1] = fields[f]

@@ -182,6 +182,26 @@ class PolicyChangeIntegrationTests {
 	}
 
 	@Test
+	void aRefundGivesNothingToASetLearnedOfAfterTheUnitsWereTaken() {
+		MutableTimeSource clock = MutableTimeSource.at("2030-01-01T00:00:00Z");
+		String prefix = "refund-" + UUID.randomUUID();
+		RateLimitPolicy before = policy(Algorithm.FIXED, 10, Duration.ofHours(1), null);
+		RateLimitPolicy after = policy(Algorithm.FIXED, 5, Duration.ofHours(1), null);
+		try (RedisRateLimitStore old = store(connectionFactory, prefix, clock);
+				RedisRateLimitStore updated = store(connectionFactory, prefix, clock)) {
+			long takenAt = clock.currentTimeMillis();
+			old.tryAcquire(before, "client", 1); // the old state only: no other set in use yet
+			updated.tryAcquire(after, "client", 1); // both: old 2, new 1
+			clock.advance(Duration.ofSeconds(6));
+			old.tryAcquire(before, "client", 1); // learns of the new set first: old 3, new 2
+			old.refund(new Acquisition(before, "client", 1), takenAt); // old 2; the new set never took it
+			Decision decision = updated.tryAcquire(after, "client", 1); // old 3, new 3
+			assertThat(decision.allowed()).isTrue();
+			assertThat(decision.remaining()).isEqualTo(2);
+		}
+	}
+
+	@Test
 	void theVariantsOfOnePolicyCountApart() {
 		MutableTimeSource clock = MutableTimeSource.at("2030-01-01T00:00:00Z");
 		String prefix = "plans-" + UUID.randomUUID();
