@@ -58,8 +58,8 @@ import org.jspecify.annotations.Nullable;
  * units stays ranked high while it lives, erring towards keeping it. Both choices are exact and deterministic, unlike
  * sampled eviction, so the guarantees above always hold rather than with high probability. When the total bound is
  * reached, choosing the policy to evict from reads the size of each policy, {@code O(p)} in the number of policies,
- * which the configuration fixes. Each new key also drops an expired key if it finds one at once, so memory follows
- * the live keys without a background thread.
+ * which the configuration fixes. Each new key also drops a key whose state has been back to fresh for a second, if
+ * it finds one at once, so memory follows the live keys without a background thread.
  * <p>
  * <strong>Memory.</strong> A key takes a couple of hundred bytes (its state, map entry, key string and heap slot),
  * except under {@code SLIDING_LOG}, whose log holds up to {@code min(limit, window in ms, admitted requests in a

@@ -32,6 +32,13 @@ final class PolicyTable {
 	/** How many states a new key's insertion may look at to drop one that expired, so memory follows live keys. */
 	private static final int RECLAIM_STEPS = 2;
 
+	/**
+	 * How long a state stays after it is back to fresh before a new key's insertion drops it. A client whose bucket
+	 * refills between its requests comes back to a state just expired: dropped at once, every request would rebuild
+	 * its key (five times slower on 10,000 token buckets). Evictions under the bounds drop expired states at once.
+	 */
+	static final long RECLAIM_AFTER_MILLIS = 1_000;
+
 	final RateLimitPolicy policy;
 
 	/** The states, read without the monitor by decisions on known keys, changed only under the monitor. */
@@ -88,7 +95,7 @@ final class PolicyTable {
 		while (this.size >= this.maxKeys) {
 			evict(now);
 		}
-		dropExpired(now, RECLAIM_STEPS);
+		dropExpired(now - RECLAIM_AFTER_MILLIS, RECLAIM_STEPS);
 		// Decided before it is published, so no other thread can see the state, or evict it, before this counts.
 		KeyState state = KeyState.create(this.policy.algorithm(), key);
 		Decision decision = state.acquire(this.policy, now, cost);

@@ -282,6 +282,20 @@ class InMemoryRateLimitStoreTests {
 	}
 
 	@Test
+	void aNewKeyDropsAStateOnlyOnceItHasBeenBackToFreshForASecond() {
+		InMemoryRateLimitStore store = store(10, 10);
+		RateLimitPolicy bucket = policy("bucket", Algorithm.TOKEN_BUCKET, 10, Duration.ofMillis(100));
+		store.tryAcquire(bucket, "returning", 1); // full again 10 ms later
+		this.clock.advance(Duration.ofMillis(500));
+		store.tryAcquire(bucket, "new-1", 1);
+		assertThat(store.size()).as("a client whose bucket just refilled keeps its key").isEqualTo(2);
+		this.clock.advance(Duration.ofMillis(600));
+		store.tryAcquire(bucket, "new-2", 1);
+		assertThat(store.size()).as("one back to fresh for a second is dropped").isEqualTo(2);
+		assertThat(store.evictions()).isZero();
+	}
+
+	@Test
 	void aPerPolicyBoundAboveTheTotalActsAsTheTotal() {
 		InMemoryRateLimitStore store = store(10, 1_000);
 		for (int i = 0; i < 100; i++) {
