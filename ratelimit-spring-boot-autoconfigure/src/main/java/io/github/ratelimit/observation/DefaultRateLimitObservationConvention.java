@@ -30,7 +30,8 @@ public class DefaultRateLimitObservationConvention implements RateLimitObservati
 		Decision decision = context.getDecision();
 		String outcome = (context.isShadow() && decision != null && !decision.allowed()) ? "shadow-rejected"
 				: outcome(decision);
-		return KeyValues.of("policy", context.getPolicy().name(), "store", context.getStore(), "outcome", outcome);
+		// In key order: key values given sorted are not sorted again, here and in the meters' tags.
+		return KeyValues.of("outcome", outcome, "policy", context.getPolicy().name(), "store", context.getStore());
 	}
 
 	/**
