@@ -104,6 +104,16 @@ class RedisKeysTests {
 	}
 
 	@Test
+	void aShortKeyWithALoneSurrogateIsPercentEncodedAndNeverMeetsAQuestionMark() {
+		RateLimitPolicy policy = policy("orders", Algorithm.FIXED);
+		String surrogate = key(policy, "a\uD800b");
+		assertThat(surrogate).contains("{orders:a%uD800b}");
+		assertThat(surrogate).isNotEqualTo(key(policy, "a?b"));
+		assertThat(key(policy, "a\uDFFFb")).isNotEqualTo(surrogate).contains("%uDFFF");
+		assertThat(key(policy, "a%uD800b")).as("the encoding's own text").isNotEqualTo(surrogate);
+	}
+
+	@Test
 	void theSlotIsRedisClusterCrc16OfTheTag() {
 		// Values from the Redis Cluster specification and CLUSTER KEYSLOT.
 		assertThat(RedisKeys.slot(RedisKeys.bytes("123456789"))).isEqualTo(0x31C3 & 16383);

@@ -164,6 +164,53 @@ class RedisRateLimitStoreIntegrationTests {
 	}
 
 	@Test
+	void aSlidingLogNeverKeepsMoreEntriesThanItsLimitNeeds() {
+		io.github.ratelimit.conformance.MutableTimeSource clock = io.github.ratelimit.conformance.MutableTimeSource
+			.at("2030-01-01T00:00:00Z");
+		RateLimitPolicy policy = policy(Algorithm.SLIDING_LOG, 5, Duration.ofSeconds(1));
+		try (RedisRateLimitStore store = RedisRateLimitStore.builder(connectionFactory).keyPrefix(this.prefix)
+			.clock(clock).timeout(Duration.ofSeconds(10)).build()) {
+			String log = new String(new RedisKeys(this.prefix).keys(policy, "client")[0],
+					java.nio.charset.StandardCharsets.UTF_8);
+			// Admissions, rejections and costs over many windows: two list elements (time, cost) per entry.
+			for (int i = 0; i < 300; i++) {
+				store.tryAcquire(policy, "client", 1 + i % 3);
+				assertThat((Long) redis.call("LLEN", log)).as("request %d", i).isLessThanOrEqualTo(2L * 5);
+				clock.advance(Duration.ofMillis(37));
+			}
+		}
+	}
+
+	/**
+	 * The worst decision of the longest sliding log allowed: 10,000 entries, and a cost that only the whole log's
+	 * leaving frees. Prints the time Redis spent on it (docs/algorithms.md records it).
+	 */
+	@Test
+	void aDecisionOnTheLongestSlidingLogReadsAtMostItsTenThousandEntries() {
+		io.github.ratelimit.conformance.MutableTimeSource clock = io.github.ratelimit.conformance.MutableTimeSource
+			.at("2030-01-01T00:00:00Z");
+		RateLimitPolicy policy = policy(Algorithm.SLIDING_LOG, 10_000, Duration.ofHours(1));
+		try (RedisRateLimitStore store = RedisRateLimitStore.builder(connectionFactory).keyPrefix(this.prefix)
+			.clock(clock).coalesce(false).timeout(Duration.ofSeconds(10)).build()) {
+			for (int i = 0; i < 9_999; i++) {
+				store.tryAcquire(policy, "full", 1);
+				clock.advance(Duration.ofMillis(1));
+			}
+			String log = new String(new RedisKeys(this.prefix).keys(policy, "full")[0],
+					java.nio.charset.StandardCharsets.UTF_8);
+			assertThat((Long) redis.call("LLEN", log)).isEqualTo(2L * 9_999);
+			redis.resetStats();
+			Decision decision = store.tryAcquire(policy, "full", 10_000);
+			assertThat(decision.allowed()).isFalse();
+			assertThat(decision.retryAfterMillis()).isEqualTo(Duration.ofHours(1).toMillis() - 1);
+			String stats = String.valueOf(redis.call("INFO", "commandstats"));
+			String line = stats.lines().filter((l) -> l.startsWith("cmdstat_evalsha:")).findFirst().orElseThrow();
+			System.out.println("Redis time for one decision on a 9,999-entry sliding log, walking it whole: "
+					+ line.replaceAll(".*usec=(\\d+),.*", "$1") + " µs");
+		}
+	}
+
+	@Test
 	void aCoalescedCallOfALongSlidingLogCarriesNoMoreThanItsBoundOfEntries() {
 		// Up to 5,000 entries a key: a call carries at most 10,000 / 5,000 = 2 decisions.
 		RateLimitPolicy policy = policy(Algorithm.SLIDING_LOG, 5_000, Duration.ofHours(1));
