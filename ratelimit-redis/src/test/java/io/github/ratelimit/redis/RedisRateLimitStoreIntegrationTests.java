@@ -92,7 +92,7 @@ class RedisRateLimitStoreIntegrationTests {
 		for (int i = 0; i < 20; i++) {
 			this.store.tryAcquire(policy, "key-" + (i % 3), 1);
 		}
-		assertThat(redis.commandCalls("evalsha") + redis.commandCalls("eval")).isEqualTo(20);
+		assertThat(scriptCalls()).isEqualTo(20);
 		// Commands run inside the script count in commandstats too; these would be separate round trips.
 		assertThat(redis.commandCalls("script|load") + redis.commandCalls("watch") + redis.commandCalls("multi"))
 			.as("no other round trips")
@@ -151,7 +151,7 @@ class RedisRateLimitStoreIntegrationTests {
 			clock.advanceMillis(1);
 			local.add(limiter.tryAcquire(policy, "hammer"));
 		}
-		assertThat(redis.commandCalls("evalsha")).as("one call for the first rejection, none after").isEqualTo(1);
+		assertThat(scriptCalls()).as("one call for the first rejection, none after").isEqualTo(1);
 		assertThat(local).allSatisfy((decision) -> {
 			assertThat(decision.allowed()).isFalse();
 			assertThat(decision.origin()).isEqualTo(Decision.Origin.DENY_CACHE);
@@ -248,6 +248,14 @@ class RedisRateLimitStoreIntegrationTests {
 			assertThat(fromOther.remaining()).isZero();
 			assertThat(other.tryAcquire(policy, "k", 1).allowed()).isFalse();
 		}
+	}
+
+	/**
+	 * The decisions' script calls: every call but the one an instance makes about once a second per policy to say
+	 * which parameters it decides with (the only script that runs {@code HSET}), which a slow machine may meet.
+	 */
+	private static long scriptCalls() {
+		return redis.commandCalls("evalsha") + redis.commandCalls("eval") - redis.commandCalls("hset");
 	}
 
 	/** The keys of counters under this test's prefix (not the lists of parameter sets, which live ten seconds). */
