@@ -7,6 +7,7 @@ import io.github.ratelimit.RateLimitListener;
 import io.github.ratelimit.RateLimitPolicy;
 import io.github.ratelimit.limiter.RateLimiter;
 import io.github.ratelimit.memory.InMemoryRateLimitStore;
+import io.github.ratelimit.observation.RateLimitMeterObservationHandler;
 import io.github.ratelimit.store.RateLimitStore;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
@@ -21,6 +22,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProp
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.context.annotation.Bean;
+import org.springframework.core.annotation.Order;
 
 /**
  * Micrometer counters of decisions, when a {@link MeterRegistry} is available: {@code ratelimit.decisions} tagged
@@ -29,8 +31,8 @@ import org.springframework.context.annotation.Bean;
  * {@code ratelimit.near.limit} (admissions after which at least {@code ratelimit.metrics.near-limit-ratio} of the
  * capacity is in use, as Envoy's {@code near_limit}), {@code ratelimit.store.failures} tagged with {@code policy} and
  * {@code cause}, and the gauges {@code ratelimit.circuit.open} and {@code ratelimit.memory.keys}. Tags never carry
- * keys, which are unbounded. The {@code ratelimit.decision} observation (a timer, and a span where tracing is on) is
- * the interceptor's.
+ * keys, which are unbounded. The {@code ratelimit.decision} observation is the interceptor's; its timer is recorded by
+ * {@link RateLimitMeterObservationHandler} (a span, where tracing is on, by the tracing handlers).
  * <p>
  * Ordered after Spring Boot's metrics auto-configurations, so that the registry they define is seen: as a
  * configuration imported by {@link RateLimitAutoConfiguration}, it was evaluated before them and backed off in an
@@ -50,6 +52,14 @@ public final class RateLimitMetricsAutoConfiguration {
 	@ConditionalOnMissingBean
 	RateLimitMetrics rateLimitMetrics(MeterRegistry meterRegistry, RateLimitProperties properties) {
 		return new RateLimitMetrics(meterRegistry, properties.getMetrics().getNearLimitRatio());
+	}
+
+	/** Times the decision observation; ordered before Boot's default meter handler, which times the others. */
+	@Bean
+	@Order(0)
+	@ConditionalOnMissingBean
+	RateLimitMeterObservationHandler rateLimitMeterObservationHandler(MeterRegistry meterRegistry) {
+		return new RateLimitMeterObservationHandler(meterRegistry);
 	}
 
 	@Bean

@@ -21,6 +21,9 @@ public class RateLimitObservationContext extends Observation.Context {
 
 	private boolean shadow;
 
+	/** When the observation started, on the meter registry's monotonic clock: {@link RateLimitMeterObservationHandler}'s. */
+	long startedAt;
+
 	/**
 	 * Create a context.
 	 * @param policy the policy deciding

@@ -43,6 +43,51 @@ class RateLimitObservationTests {
 	}
 
 	@Test
+	void theDecisionTimerIsRecordedOncePerDecisionWithoutALongTaskTimerWhileBootTimesTheRest() {
+		WebTestSupport.webApplication()
+			.withConfiguration(AutoConfigurations.of(RateLimitMetricsAutoConfiguration.class,
+					org.springframework.boot.micrometer.observation.autoconfigure.ObservationAutoConfiguration.class,
+					org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration.class,
+					org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration.class,
+					org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration.class))
+			.withUserConfiguration(ObservedController.class)
+			.run((context) -> {
+				assertThat(context).hasSingleBean(io.github.ratelimit.observation.RateLimitMeterObservationHandler.class);
+				MockMvc mvc = WebTestSupport.mockMvc(context);
+				for (int i = 0; i < 3; i++) {
+					mvc.perform(get("/observed"));
+				}
+				MeterRegistry meters = context.getBean(MeterRegistry.class);
+				// One timer per outcome (two admitted, then the limit), each decision counted once.
+				assertThat(meters.get("ratelimit.decision").tag("policy", "observed").tag("error", "none").timers())
+					.extracting(io.micrometer.core.instrument.Timer::count)
+					.containsExactlyInAnyOrder(2L, 1L);
+				assertThat(meters.find("ratelimit.decision.active").longTaskTimer()).isNull();
+				// Another observation is still timed by Boot's default handler, long-task timer included.
+				io.micrometer.observation.ObservationRegistry observations = context
+					.getBean(io.micrometer.observation.ObservationRegistry.class);
+				io.micrometer.observation.Observation.createNotStarted("other.work", observations).observe(() -> {
+				});
+				assertThat(meters.get("other.work").timer().count()).isEqualTo(1);
+				assertThat(meters.find("other.work.active").longTaskTimer()).isNotNull();
+			});
+	}
+
+	@Test
+	void aMeterHandlerOfTheApplicationsOwnForTheDecisionReplacesTheStarters() {
+		new org.springframework.boot.test.context.runner.ApplicationContextRunner()
+			.withConfiguration(AutoConfigurations.of(RateLimitMetricsAutoConfiguration.class))
+			.withBean(MeterRegistry.class, io.micrometer.core.instrument.simple.SimpleMeterRegistry::new)
+			.withBean(RateLimitProperties.class, RateLimitProperties::new)
+			.withBean("mine", io.github.ratelimit.observation.RateLimitMeterObservationHandler.class,
+					() -> new io.github.ratelimit.observation.RateLimitMeterObservationHandler(
+							new io.micrometer.core.instrument.simple.SimpleMeterRegistry()))
+			.run((context) -> assertThat(context)
+				.getBeanNames(io.github.ratelimit.observation.RateLimitMeterObservationHandler.class)
+				.containsExactly("mine"));
+	}
+
+	@Test
 	void nearLimitAdmissionsAreCountedAndTheStateGaugesAreRegistered() {
 		WebTestSupport.webApplication()
 			.withConfiguration(AutoConfigurations.of(RateLimitMetricsAutoConfiguration.class,

@@ -47,10 +47,13 @@ class SampleApplicationTests {
 		HttpResponse<String> decisions = get("/actuator/metrics/ratelimit.decisions?tag=policy:orders");
 		assertThat(decisions.statusCode()).isEqualTo(200);
 		assertThat(decisions.body()).contains("\"outcome\"").contains("\"allowed\"");
-		// The ratelimit.decision observation, timed by Boot's observation handler.
+		// The ratelimit.decision observation, timed once per decision by the starter's meter handler (Boot's default
+		// one times the other observations) and without a long-task timer.
 		HttpResponse<String> timer = get("/actuator/metrics/ratelimit.decision?tag=policy:orders&tag=store:memory");
 		assertThat(timer.statusCode()).isEqualTo(200);
-		assertThat(timer.body()).contains("\"COUNT\"").contains("\"outcome\"");
+		assertThat(timer.body()).contains("\"COUNT\"").contains("\"outcome\"").contains("\"error\"");
+		assertThat(get("/actuator/metrics/ratelimit.decision.active").statusCode()).isEqualTo(404);
+		assertThat(get("/actuator/metrics/http.server.requests").statusCode()).isEqualTo(200);
 		assertThat(get("/actuator/metrics/ratelimit.memory.keys").statusCode()).isEqualTo(200);
 		assertThat(get("/actuator/metrics/ratelimit.circuit.open").statusCode()).isEqualTo(200);
 	}
