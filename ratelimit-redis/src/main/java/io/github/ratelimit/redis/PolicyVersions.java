@@ -19,15 +19,17 @@ import org.jspecify.annotations.Nullable;
 /**
  * Which other parameter sets (algorithm, limit, window, burst) the same policy and variant is decided with by other
  * instances sharing the Redis: while an edited configuration rolls out, old and new instances alternate, and each
- * set of parameters counts in keys of its own ({@link RedisKeys}). So that together they never admit more than
- * either would alone, a decision is taken from the state of every live set at once, all or nothing.
+ * set of parameters counts in keys of its own ({@link RedisKeys}). So that together they never admit more than the
+ * larger configuration would alone, a decision is taken from the state of every live set at once, all or nothing.
  * <p>
  * Each instance says which set it decides a policy with before its first decision, and again at least every
  * {@value #REFRESH_MILLIS} ms while it decides (sent alongside a decision, never waited for), learning the others
- * in the same call. A set is live for {@value #LIVE_MILLIS} ms after an instance last said so. An instance that
- * has not said so for half that time (idle, or just started) says so and waits for the answer before it decides,
- * since the others may have stopped counting its set. So of any two sets in use, one is always counted by the
- * other's decisions, within what the instances' clocks disagree by (Redis time orders the registrations).
+ * in the same call. A set is live for {@value #LIVE_MILLIS} ms after an instance last said so (on Redis time). An
+ * instance that has not said so for half that time (idle, or just started; measured on its monotonic clock) says so
+ * and waits for the answer, up to half the decision's time, before it decides, since the others may have stopped
+ * counting its set. So of any two sets in use, one is always counted by the other's decisions, except in the
+ * moment before an instance next says so (at most a refresh period). A registration that fails or is late never
+ * fails a decision: it goes on with what is known.
  */
 final class PolicyVersions {
 
