@@ -18,6 +18,17 @@ class RateLimitPolicyTests {
 	}
 
 	@Test
+	void aPlansVariantIsAPolicyOfItsOwnThatItsBuilderKeeps() {
+		RateLimitPolicy declared = RateLimitPolicy.builder("quota").limit(3).window(Duration.ofMinutes(1)).build();
+		RateLimitPolicy pro = declared.toBuilder().variant("pro").build();
+		assertThat(declared.variant()).isEmpty();
+		assertThat(pro.variant()).isEqualTo("pro");
+		assertThat(pro).isNotEqualTo(declared);
+		assertThat(pro.toBuilder().build()).isEqualTo(pro).hasSameHashCodeAs(pro);
+		assertThat(pro).hasToString("RateLimitPolicy[quota (pro): FIXED 3 per 1m, failure mode ALLOW]");
+	}
+
+	@Test
 	void theRateIsKeptAsExactIntegers() {
 		RateLimitPolicy policy = RateLimitPolicy.builder("p").limit(7).window(Duration.ofSeconds(3)).build();
 		assertThat(policy.unitsPerToken()).isEqualTo(3000);
