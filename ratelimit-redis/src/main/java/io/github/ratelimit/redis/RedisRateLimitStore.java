@@ -234,14 +234,16 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 	@Override
 	public Reservation tryAcquireAll(List<Acquisition> acquisitions) {
 		long start = System.nanoTime();
+		List<PolicyVersions.View> views = new ArrayList<>(acquisitions.size());
 		for (Acquisition acquisition : acquisitions) {
-			this.versions.refreshIfDue(script(acquisition.policy()).versions); // all under way before any is awaited
+			PolicyVersions.View view = script(acquisition.policy()).versions;
+			this.versions.refreshIfDue(view); // all under way before any is awaited
+			views.add(view);
 		}
 		List<List<RateLimitPolicy>> others = new ArrayList<>(acquisitions.size());
 		boolean changed = false;
-		for (Acquisition acquisition : acquisitions) {
-			List<RateLimitPolicy> of = this.versions.others(script(acquisition.policy()).versions,
-					start + this.timeoutNanos);
+		for (PolicyVersions.View view : views) {
+			List<RateLimitPolicy> of = this.versions.others(view, start + this.timeoutNanos);
 			others.add(of);
 			changed |= !of.isEmpty();
 		}
