@@ -85,9 +85,13 @@ public final class RateLimitMetricsAutoConfiguration {
 	 */
 	static final class RateLimitMetrics implements RateLimitListener {
 
+		/** Policy names are configured, so few; past this many, meters are looked up in the registry each time. */
+		private static final int MAX_POLICIES = 10_000;
+
 		private final MeterRegistry registry;
 
-		private final ConcurrentHashMap<String, Counter> counters = new ConcurrentHashMap<>();
+		/** By policy name: found with the name's cached hash, so a decision builds no key. */
+		private final ConcurrentHashMap<String, PolicyMeters> byPolicy = new ConcurrentHashMap<>();
 
 		private final double nearLimitRatio;
 
@@ -98,21 +102,34 @@ public final class RateLimitMetricsAutoConfiguration {
 
 		@Override
 		public void onDecision(RateLimitPolicy policy, Decision decision) {
-			counter("ratelimit.decisions", policy.name(), "outcome", outcome(decision)).increment();
+			PolicyMeters meters = meters(policy.name());
+			meters.decisions(decision).increment();
 			if (decision.allowed() && decision.isKnown()
 					&& decision.limit() - decision.remaining() >= this.nearLimitRatio * decision.limit()) {
-				counter("ratelimit.near.limit", policy.name(), null, null).increment();
+				meters.nearLimit().increment();
 			}
 		}
 
 		@Override
 		public void onShadowRejection(RateLimitPolicy policy, Decision decision) {
-			counter("ratelimit.shadow.rejections", policy.name(), null, null).increment();
+			meters(policy.name()).shadowRejections().increment();
 		}
 
 		@Override
 		public void onStoreFailure(RateLimitPolicy policy, @Nullable RuntimeException failure) {
-			counter("ratelimit.store.failures", policy.name(), "cause", cause(failure)).increment();
+			meters(policy.name()).storeFailures(cause(failure)).increment();
+		}
+
+		private PolicyMeters meters(String policy) {
+			PolicyMeters meters = this.byPolicy.get(policy);
+			if (meters == null) {
+				meters = new PolicyMeters(this.registry, policy);
+				if (this.byPolicy.size() < MAX_POLICIES) {
+					PolicyMeters existing = this.byPolicy.putIfAbsent(policy, meters);
+					meters = (existing != null) ? existing : meters;
+				}
+			}
+			return meters;
 		}
 
 		/** The class of the failure's root cause: a small set (timeouts, refused connections, OOM replies). */
@@ -127,28 +144,81 @@ public final class RateLimitMetricsAutoConfiguration {
 			return cause.getClass().getSimpleName();
 		}
 
-		private Counter counter(String name, String policy, @Nullable String tag, @Nullable String value) {
-			String id = name + '\u0000' + policy + '\u0000' + value;
-			Counter counter = this.counters.get(id);
+	}
+
+	/** One policy's counters, each registered on first use. */
+	private static final class PolicyMeters {
+
+		private static final String[] OUTCOMES = { "allowed", "rejected", "rejected_locally", "local_fallback_allowed",
+				"local_fallback_rejected", "fail_open", "fail_closed" };
+
+		private final MeterRegistry registry;
+
+		private final String policy;
+
+		private final @Nullable Counter[] decisions = new Counter[OUTCOMES.length];
+
+		private volatile @Nullable Counter nearLimit;
+
+		private volatile @Nullable Counter shadowRejections;
+
+		/** By cause: a small set of exception class names. */
+		private final ConcurrentHashMap<String, Counter> storeFailures = new ConcurrentHashMap<>();
+
+		PolicyMeters(MeterRegistry registry, String policy) {
+			this.registry = registry;
+			this.policy = policy;
+		}
+
+		Counter decisions(Decision decision) {
+			int outcome = outcome(decision);
+			Counter counter = this.decisions[outcome];
 			if (counter == null) {
-				counter = this.counters.computeIfAbsent(id, (key) -> {
-					Counter.Builder builder = Counter.builder(name).tag("policy", policy);
-					if (tag != null && value != null) {
-						builder.tag(tag, value);
-					}
-					return builder.register(this.registry);
-				});
+				// Registering twice is harmless: the registry gives back the counter it holds.
+				counter = Counter.builder("ratelimit.decisions")
+					.tag("policy", this.policy)
+					.tag("outcome", OUTCOMES[outcome])
+					.register(this.registry);
+				this.decisions[outcome] = counter;
 			}
 			return counter;
 		}
 
-		private static String outcome(Decision decision) {
+		Counter nearLimit() {
+			Counter counter = this.nearLimit;
+			if (counter == null) {
+				counter = Counter.builder("ratelimit.near.limit").tag("policy", this.policy).register(this.registry);
+				this.nearLimit = counter;
+			}
+			return counter;
+		}
+
+		Counter shadowRejections() {
+			Counter counter = this.shadowRejections;
+			if (counter == null) {
+				counter = Counter.builder("ratelimit.shadow.rejections")
+					.tag("policy", this.policy)
+					.register(this.registry);
+				this.shadowRejections = counter;
+			}
+			return counter;
+		}
+
+		Counter storeFailures(String cause) {
+			return this.storeFailures.computeIfAbsent(cause, (key) -> Counter.builder("ratelimit.store.failures")
+				.tag("policy", this.policy)
+				.tag("cause", key)
+				.register(this.registry));
+		}
+
+		/** The index in {@link #OUTCOMES}. */
+		private static int outcome(Decision decision) {
 			return switch (decision.origin()) {
-				case STORE -> decision.allowed() ? "allowed" : "rejected";
-				case DENY_CACHE -> "rejected_locally";
-				case LOCAL_FALLBACK -> decision.allowed() ? "local_fallback_allowed" : "local_fallback_rejected";
-				case FAIL_OPEN -> "fail_open";
-				case FAIL_CLOSED -> "fail_closed";
+				case STORE -> decision.allowed() ? 0 : 1;
+				case DENY_CACHE -> 2;
+				case LOCAL_FALLBACK -> decision.allowed() ? 3 : 4;
+				case FAIL_OPEN -> 5;
+				case FAIL_CLOSED -> 6;
 			};
 		}
 
