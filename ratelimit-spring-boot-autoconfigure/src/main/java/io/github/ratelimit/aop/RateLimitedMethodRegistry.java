@@ -81,6 +81,12 @@ public final class RateLimitedMethodRegistry implements SmartInitializingSinglet
 
 	private final ConcurrentHashMap<Method, MethodRateLimits> byMethod = new ConcurrentHashMap<>();
 
+	/**
+	 * What {@link #byMethod} holds, keyed by the {@link Method} instances proxies invoke: found by identity, where
+	 * the scanned instances are equal but other objects, and compared parameter type by parameter type.
+	 */
+	private final ConcurrentHashMap<Method, MethodRateLimits> byInvokedMethod = new ConcurrentHashMap<>();
+
 	private final ConcurrentHashMap<MethodClassKey, MethodRateLimits> byMethodAndClass = new ConcurrentHashMap<>();
 
 	/** Policies by name, with the method that first declared each; guarded by itself. */
@@ -207,8 +213,15 @@ public final class RateLimitedMethodRegistry implements SmartInitializingSinglet
 	 * Return the policies of a method invoked on an instance of the given class, or {@code null} if it has none.
 	 */
 	@Nullable MethodRateLimits lookup(Method method, Class<?> targetClass) {
-		MethodRateLimits limits = this.byMethod.get(method);
+		MethodRateLimits limits = this.byInvokedMethod.get(method);
 		if (limits != null && limits.targetClass == targetClass) {
+			return limits.isEmpty() ? null : limits;
+		}
+		limits = this.byMethod.get(method);
+		if (limits != null && limits.targetClass == targetClass) {
+			if (this.byInvokedMethod.size() < this.byMethod.size()) {
+				this.byInvokedMethod.put(method, limits);
+			}
 			return limits.isEmpty() ? null : limits;
 		}
 		MethodClassKey key = new MethodClassKey(method, targetClass);
