@@ -51,6 +51,40 @@ final class IpAddresses {
 		}
 	}
 
+	/**
+	 * Whether the text is an IPv4 address as {@link InetAddress#getHostAddress()} writes it: four decimal parts, each
+	 * at most 255, without leading zeros or anything around them.
+	 */
+	static boolean isCanonicalIpv4(@Nullable String text) {
+		if (text == null || text.length() < 7 || text.length() > 15) {
+			return false;
+		}
+		int parts = 0;
+		int value = 0;
+		int digits = 0;
+		for (int i = 0; i <= text.length(); i++) {
+			char c = (i < text.length()) ? text.charAt(i) : '.';
+			if (c == '.') {
+				if (digits == 0 || ++parts > 4) {
+					return false;
+				}
+				value = 0;
+				digits = 0;
+			}
+			else if (c >= '0' && c <= '9' && digits < 3 && !(digits == 1 && value == 0)) {
+				value = value * 10 + (c - '0');
+				digits++;
+				if (value > 255) {
+					return false;
+				}
+			}
+			else {
+				return false;
+			}
+		}
+		return parts == 4;
+	}
+
 	/** The bytes of a dotted-quad IPv4 literal (four decimal parts of one to three digits, each at most 255). */
 	private static byte @Nullable [] ipv4(String text) {
 		byte[] bytes = new byte[4];

@@ -73,6 +73,9 @@ public final class TrustedProxiesClientIpResolver implements ClientIpResolver {
 	@Override
 	public String resolve(HttpServletRequest request) {
 		String remote = request.getRemoteAddr();
+		if (this.trustedProxies.isEmpty() && this.ipv4PrefixLength == 32 && IpAddresses.isCanonicalIpv4(remote)) {
+			return remote; // the key as it is: no proxy to look behind, no network to widen it to, nothing to rewrite
+		}
 		InetAddress peer = IpAddresses.parse(remote);
 		if (peer == null) {
 			return (remote != null) ? remote : ""; // the container's own text: not something a client wrote

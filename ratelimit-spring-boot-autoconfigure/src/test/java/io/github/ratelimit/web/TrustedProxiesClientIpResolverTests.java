@@ -80,6 +80,22 @@ class TrustedProxiesClientIpResolverTests {
 	}
 
 	@Test
+	void ipv4AddressesWrittenOtherwiseBecomeTheCanonicalKeyOfTheSameClient() {
+		assertThat(this.untrusting.resolve(request("198.51.100.7"))).isEqualTo("198.51.100.7");
+		assertThat(this.untrusting.resolve(request("198.051.100.007"))).isEqualTo("198.51.100.7");
+		assertThat(this.untrusting.resolve(request(" 198.51.100.7 "))).isEqualTo("198.51.100.7");
+		assertThat(this.untrusting.resolve(request("0.0.0.0"))).isEqualTo("0.0.0.0");
+		assertThat(this.untrusting.resolve(request("255.255.255.255"))).isEqualTo("255.255.255.255");
+		assertThat(IpAddresses.isCanonicalIpv4("198.51.100.7")).isTrue();
+		assertThat(IpAddresses.isCanonicalIpv4("10.0.0.1")).isTrue();
+		for (String other : new String[] { "198.051.100.7", "01.2.3.4", "1.2.3", "1.2.3.4.5", "256.1.1.1", "1.2.3.",
+				".1.2.3", "1..2.3", " 1.2.3.4", "1.2.3.4 ", "1.2.3.4/32", "a.b.c.d", "1234.1.1.1", "" }) {
+			assertThat(IpAddresses.isCanonicalIpv4(other)).as(other).isFalse();
+		}
+		assertThat(IpAddresses.isCanonicalIpv4(null)).isFalse();
+	}
+
+	@Test
 	void ipv4MappedAddressesAreTheirIpv4Address() {
 		assertThat(this.untrusting.resolve(request("::ffff:203.0.113.9"))).isEqualTo("203.0.113.9");
 		MockHttpServletRequest forwarded = request("10.0.0.5");
