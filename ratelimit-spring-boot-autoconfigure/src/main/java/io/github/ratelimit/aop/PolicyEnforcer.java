@@ -61,6 +61,12 @@ final class PolicyEnforcer {
 
 	private final String storeName;
 
+	/**
+	 * Whether a decision's observation is opened in scope while the store decides: so that what a remote store does
+	 * (a Redis command's span) is its child. The in-memory store does nothing observable, and a scope costs.
+	 */
+	private final boolean scoped;
+
 	private final ShadowReporter shadowReporter;
 
 	private final MethodPolicy.ClientIpSupplier clientIp = this::clientIp;
@@ -84,6 +90,7 @@ final class PolicyEnforcer {
 		this.headersWriter = headersWriter;
 		this.clientIpResolver = clientIpResolver;
 		this.storeName = storeName(rateLimiter.store());
+		this.scoped = !rateLimiter.store().isLocal();
 		this.shadowReporter = new ShadowReporter(rateLimiter.listener());
 	}
 
@@ -263,7 +270,8 @@ final class PolicyEnforcer {
 		Observation observation = Observation
 			.createNotStarted(this.observationConvention, DEFAULT_CONVENTION, () -> context, this.observationRegistry)
 			.start();
-		try (Observation.Scope scope = observation.openScope()) {
+		Observation.Scope scope = this.scoped ? observation.openScope() : null;
+		try {
 			Decision decision = this.rateLimiter.tryAcquire(policy, key, cost);
 			context.setDecision(decision);
 			return decision;
@@ -273,6 +281,9 @@ final class PolicyEnforcer {
 			throw ex;
 		}
 		finally {
+			if (scope != null) {
+				scope.close();
+			}
 			observation.stop();
 		}
 	}
@@ -291,12 +302,17 @@ final class PolicyEnforcer {
 				.createNotStarted(this.observationConvention, DEFAULT_CONVENTION, () -> context, this.observationRegistry)
 				.start());
 		}
+		// One scope, the first decision's, is what a remote store's calls (one script for all) belong to.
+		Observation.Scope scope = this.scoped ? observations.get(0).openScope() : null;
 		try {
 			Admission admission = this.rateLimiter.tryAcquireAll(acquisitions);
 			for (int i = 0; i < contexts.size(); i++) {
 				Decision decision = admission.decision(i);
 				if (decision != null) {
 					contexts.get(i).setDecision(decision);
+				}
+				else {
+					contexts.get(i).setNotDecided();
 				}
 			}
 			return admission;
@@ -306,6 +322,9 @@ final class PolicyEnforcer {
 			throw ex;
 		}
 		finally {
+			if (scope != null) {
+				scope.close();
+			}
 			observations.forEach(Observation::stop);
 		}
 	}

@@ -1,6 +1,7 @@
 package io.github.ratelimit.observation;
 
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 
 import io.micrometer.common.KeyValue;
 import io.micrometer.common.KeyValues;
@@ -28,6 +29,7 @@ public final class RateLimitMeterObservationHandler implements MeterObservationH
 
 	private final MeterRegistry registry;
 
+	/** By the context's key values, the timers of decisions that did not fail. */
 	private final ConcurrentHashMap<KeyValues, Timer> timers = new ConcurrentHashMap<>();
 
 	/**
@@ -46,18 +48,25 @@ public final class RateLimitMeterObservationHandler implements MeterObservationH
 	@Override
 	public void onStop(RateLimitObservationContext context) {
 		long elapsed = this.registry.config().clock().monotonicTime() - context.startedAt;
+		String name = context.getName();
+		name = (name != null) ? name : DefaultRateLimitObservationConvention.NAME;
+		KeyValues keyValues = context.getLowCardinalityKeyValues();
 		Throwable error = context.getError();
-		KeyValues tags = context.getLowCardinalityKeyValues()
-			.and("error", (error != null) ? error.getClass().getSimpleName() : "none");
-		Timer timer = this.timers.get(tags);
+		if (error != null) {
+			// Rare: looked up in the registry each time, with the error's tag merged in.
+			register(name, keyValues.and("error", error.getClass().getSimpleName())).record(elapsed,
+					TimeUnit.NANOSECONDS);
+			return;
+		}
+		// Found by the context's key values alone, with no tag merged in.
+		Timer timer = this.timers.get(keyValues);
 		if (timer == null) {
-			String name = context.getName();
-			timer = register((name != null) ? name : DefaultRateLimitObservationConvention.NAME, tags);
+			timer = register(name, keyValues.and("error", "none"));
 			if (this.timers.size() < MAX_TIMERS) {
-				this.timers.putIfAbsent(tags, timer);
+				this.timers.putIfAbsent(keyValues, timer);
 			}
 		}
-		timer.record(elapsed, java.util.concurrent.TimeUnit.NANOSECONDS);
+		timer.record(elapsed, TimeUnit.NANOSECONDS);
 	}
 
 	private Timer register(String name, KeyValues keyValues) {

@@ -1,7 +1,11 @@
 package io.github.ratelimit.observation;
 
+import java.util.Iterator;
+
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.RateLimitPolicy;
+import io.micrometer.common.KeyValue;
+import io.micrometer.common.KeyValues;
 import io.micrometer.observation.Observation;
 import org.jspecify.annotations.Nullable;
 
@@ -21,8 +25,17 @@ public class RateLimitObservationContext extends Observation.Context {
 
 	private boolean shadow;
 
+	private boolean notDecided;
+
 	/** When the observation started, on the meter registry's monotonic clock: {@link RateLimitMeterObservationHandler}'s. */
 	long startedAt;
+
+	/**
+	 * The low-cardinality key values this context holds, as the one instance that was added, while that is known;
+	 * {@code null} once others were added or some removed. Saves building them sorted out of a map for every
+	 * decision: the convention gives the same keys at start and at stop.
+	 */
+	private volatile @Nullable KeyValues lowCardinalityKeyValues = KeyValues.empty();
 
 	/**
 	 * Create a context.
@@ -66,6 +79,76 @@ public class RateLimitObservationContext extends Observation.Context {
 	 */
 	public void setShadow(boolean shadow) {
 		this.shadow = shadow;
+	}
+
+	/**
+	 * Return whether the store was not asked: a cached rejection of another policy of the same request rejected it
+	 * first.
+	 * @return whether no decision was made, and none failed
+	 * @since 0.2.0
+	 */
+	public boolean isNotDecided() {
+		return this.notDecided;
+	}
+
+	/**
+	 * Say that the store was not asked: a cached rejection of another policy of the same request rejected it first.
+	 * @since 0.2.0
+	 */
+	public void setNotDecided() {
+		this.notDecided = true;
+	}
+
+	@Override
+	public Observation.Context addLowCardinalityKeyValue(KeyValue keyValue) {
+		this.lowCardinalityKeyValues = null;
+		return super.addLowCardinalityKeyValue(keyValue);
+	}
+
+	@Override
+	public Observation.Context addLowCardinalityKeyValues(KeyValues keyValues) {
+		KeyValues held = this.lowCardinalityKeyValues;
+		if (!keyValues.iterator().hasNext()) {
+			return this; // as a filter adding no common key values does on every observation
+		}
+		super.addLowCardinalityKeyValues(keyValues); // one by one, each forgetting what was held
+		if (held != null && replacesAll(held, keyValues)) {
+			this.lowCardinalityKeyValues = keyValues;
+		}
+		return this;
+	}
+
+	@Override
+	public Observation.Context removeLowCardinalityKeyValue(String keyName) {
+		this.lowCardinalityKeyValues = null;
+		return super.removeLowCardinalityKeyValue(keyName);
+	}
+
+	@Override
+	public Observation.Context removeLowCardinalityKeyValues(String... keyNames) {
+		this.lowCardinalityKeyValues = null;
+		return super.removeLowCardinalityKeyValues(keyNames);
+	}
+
+	@Override
+	public KeyValues getLowCardinalityKeyValues() {
+		KeyValues held = this.lowCardinalityKeyValues;
+		return (held != null) ? held : super.getLowCardinalityKeyValues();
+	}
+
+	/** Whether adding {@code added} to exactly {@code held} leaves exactly {@code added}: none held, or the same keys. */
+	private static boolean replacesAll(KeyValues held, KeyValues added) {
+		Iterator<KeyValue> heldKeys = held.iterator();
+		if (!heldKeys.hasNext()) {
+			return true;
+		}
+		Iterator<KeyValue> addedKeys = added.iterator();
+		while (heldKeys.hasNext() && addedKeys.hasNext()) {
+			if (!heldKeys.next().getKey().equals(addedKeys.next().getKey())) {
+				return false;
+			}
+		}
+		return !heldKeys.hasNext() && !addedKeys.hasNext();
 	}
 
 	/**

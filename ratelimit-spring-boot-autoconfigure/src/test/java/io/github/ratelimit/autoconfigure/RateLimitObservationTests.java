@@ -1,6 +1,7 @@
 package io.github.ratelimit.autoconfigure;
 
 import io.github.ratelimit.annotation.RateLimited;
+import io.github.ratelimit.test.RedisServer;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.observation.tck.TestObservationRegistry;
 import io.micrometer.observation.tck.TestObservationRegistryAssert;
@@ -51,6 +52,7 @@ class RateLimitObservationTests {
 					org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration.class,
 					org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration.class))
 			.withUserConfiguration(ObservedController.class)
+			.withPropertyValues("management.observations.key-values.region=eu")
 			.run((context) -> {
 				assertThat(context).hasSingleBean(io.github.ratelimit.observation.RateLimitMeterObservationHandler.class);
 				MockMvc mvc = WebTestSupport.mockMvc(context);
@@ -59,7 +61,9 @@ class RateLimitObservationTests {
 				}
 				MeterRegistry meters = context.getBean(MeterRegistry.class);
 				// One timer per outcome (two admitted, then the limit), each decision counted once.
-				assertThat(meters.get("ratelimit.decision").tag("policy", "observed").tag("error", "none").timers())
+				// Tagged also with the key values common to every observation.
+				assertThat(meters.get("ratelimit.decision").tag("policy", "observed").tag("error", "none")
+					.tag("region", "eu").timers())
 					.extracting(io.micrometer.core.instrument.Timer::count)
 					.containsExactlyInAnyOrder(2L, 1L);
 				assertThat(meters.find("ratelimit.decision.active").longTaskTimer()).isNull();
@@ -147,11 +151,82 @@ class RateLimitObservationTests {
 	}
 
 	@Test
+	void aPolicyTheStoreWasNotAskedAboutIsObservedAsNotDecidedRatherThanAsAnError() {
+		TestObservationRegistry observations = TestObservationRegistry.create();
+		try (RedisServer redis = RedisServer.start()) {
+			WebTestSupport.webApplication()
+				.withConfiguration(AutoConfigurations.of(
+						org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration.class))
+				.withUserConfiguration(TwoPoliciesController.class)
+				.withBean(TestObservationRegistry.class, () -> observations)
+				.withPropertyValues("ratelimit.store=redis", "spring.data.redis.url=" + redis.url(),
+						"ratelimit.redis.key-prefix=rl-observed-" + System.nanoTime())
+				.run((context) -> {
+					MockMvc mvc = WebTestSupport.mockMvc(context);
+					// Admitted; rejected by the store (which the deny cache remembers); rejected by the deny cache
+					// alone, so the store is not asked about the other policy.
+					for (int i = 0; i < 3; i++) {
+						mvc.perform(get("/two"));
+					}
+					TestObservationRegistryAssert.assertThat(observations)
+						.hasNumberOfObservationsWithNameEqualTo("ratelimit.decision", 6)
+						.hasAnObservation((observation) -> observation.hasLowCardinalityKeyValue("policy", "loose")
+							.hasLowCardinalityKeyValue("outcome", "not-decided"))
+						.hasHandledContextsThatSatisfy((handled) -> assertThat(handled)
+							.extracting((handledContext) -> handledContext.getLowCardinalityKeyValue("outcome"))
+							.extracting((outcome) -> (outcome != null) ? outcome.getValue() : null)
+							.containsOnly("allowed", "rejected", "not-decided"));
+				});
+		}
+	}
+
+	@Test
+	void whatARemoteStoreDoesWhileDecidingRunsInTheDecisionsScope() {
+		TestObservationRegistry observations = TestObservationRegistry.create();
+		java.util.List<String> current = new java.util.concurrent.CopyOnWriteArrayList<>();
+		io.github.ratelimit.RateLimitListener listener = new io.github.ratelimit.RateLimitListener() {
+			@Override
+			public void onDecision(io.github.ratelimit.RateLimitPolicy policy, io.github.ratelimit.Decision decision) {
+				io.micrometer.observation.Observation observation = observations.getCurrentObservation();
+				current.add((observation != null) ? String.valueOf(observation.getContext().getName()) : "none");
+			}
+		};
+		try (RedisServer redis = RedisServer.start()) {
+			WebTestSupport.webApplication()
+				.withConfiguration(AutoConfigurations.of(
+						org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration.class))
+				.withUserConfiguration(ObservedController.class, TwoPoliciesController.class)
+				.withBean(TestObservationRegistry.class, () -> observations)
+				.withBean(io.github.ratelimit.RateLimitListener.class, () -> listener)
+				.withPropertyValues("ratelimit.store=redis", "spring.data.redis.url=" + redis.url(),
+						"ratelimit.redis.key-prefix=rl-scoped-" + System.nanoTime())
+				.run((context) -> {
+					MockMvc mvc = WebTestSupport.mockMvc(context);
+					mvc.perform(get("/observed"));
+					mvc.perform(get("/two"));
+					assertThat(current).containsExactly("ratelimit.decision", "ratelimit.decision", "ratelimit.decision");
+				});
+		}
+	}
+
+	@Test
 	void aNearLimitRatioOutsideZeroToOneFailsStartUpNamingTheProperty() {
 		WebTestSupport.webApplication()
 			.withPropertyValues("ratelimit.metrics.near-limit-ratio=1.5")
 			.run((context) -> assertThat(context).getFailure()
 				.hasStackTraceContaining("ratelimit.metrics.near-limit-ratio"));
+	}
+
+	@RestController
+	static class TwoPoliciesController {
+
+		@RateLimited(name = "tight", limit = 1, window = "1m")
+		@RateLimited(name = "loose", limit = 100, window = "1m")
+		@GetMapping("/two")
+		String two() {
+			return "ok";
+		}
+
 	}
 
 	@RestController
