@@ -1,6 +1,5 @@
 package io.github.ratelimit.benchmarks;
 
-import java.io.BufferedInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -138,7 +137,7 @@ public final class HttpLoad {
 						socket.connect(new InetSocketAddress(this.host, this.port), 5_000);
 						socket.setSoTimeout(30_000);
 						OutputStream out = socket.getOutputStream();
-						InputStream in = new BufferedInputStream(socket.getInputStream(), 16 * 1024);
+						ResponseReader in = new ResponseReader(socket.getInputStream());
 						while (this.running.get()) {
 							long start = System.nanoTime();
 							out.write(this.request);
@@ -181,68 +180,175 @@ public final class HttpLoad {
 		/**
 		 * Read one response and return its status; {@link #closing} tells whether the server closes the connection.
 		 */
-		private int readResponse(InputStream in) throws IOException {
-			String statusLine = readLine(in);
-			int status = Integer.parseInt(statusLine.substring(9, 12));
+		private int readResponse(ResponseReader in) throws IOException {
+			int status = in.readStatus();
 			long length = -1;
 			boolean chunked = false;
 			boolean close = false;
-			String line;
-			while (!(line = readLine(in)).isEmpty()) {
-				String lower = line.toLowerCase(Locale.ROOT);
-				if (lower.startsWith("content-length:")) {
-					length = Long.parseLong(lower.substring(15).trim());
+			while (in.readLine() > 0) {
+				if (in.lineStartsWith(CONTENT_LENGTH)) {
+					length = in.lineNumber(CONTENT_LENGTH.length, 10);
 				}
-				else if (lower.startsWith("transfer-encoding:") && lower.contains("chunked")) {
+				else if (in.lineStartsWith(TRANSFER_ENCODING) && in.lineContains(CHUNKED)) {
 					chunked = true;
 				}
-				else if (lower.startsWith("connection:") && lower.contains("close")) {
+				else if (in.lineStartsWith(CONNECTION) && in.lineContains(CLOSE)) {
 					close = true;
 				}
 			}
 			if (chunked) {
 				while (true) {
-					long size = Long.parseLong(readLine(in).trim(), 16);
-					skip(in, size);
-					readLine(in);
-					if (size == 0) {
+					in.readLine();
+					long chunk = in.lineNumber(0, 16);
+					in.skip(chunk);
+					in.readLine();
+					if (chunk == 0) {
 						break;
 					}
 				}
 			}
 			else if (length > 0) {
-				skip(in, length);
+				in.skip(length);
 			}
 			this.closing = close;
 			return status;
 		}
 
-		private static void skip(InputStream in, long bytes) throws IOException {
+	}
+
+	private static final byte[] CONTENT_LENGTH = ascii("content-length:");
+
+	private static final byte[] TRANSFER_ENCODING = ascii("transfer-encoding:");
+
+	private static final byte[] CONNECTION = ascii("connection:");
+
+	private static final byte[] CHUNKED = ascii("chunked");
+
+	private static final byte[] CLOSE = ascii("close");
+
+	private static byte[] ascii(String text) {
+		return text.getBytes(StandardCharsets.US_ASCII);
+	}
+
+	/**
+	 * Reads responses from a connection through a buffer of its own, one header line at a time into a reused array,
+	 * comparing bytes: the load generator shares the cores with the server, so what it spends per header line would
+	 * count against endpoints that send more headers.
+	 */
+	static final class ResponseReader {
+
+		private final InputStream in;
+
+		private final byte[] buffer = new byte[16 * 1024];
+
+		private int position;
+
+		private int limit;
+
+		private final byte[] line = new byte[8 * 1024];
+
+		private int lineLength;
+
+		ResponseReader(InputStream in) {
+			this.in = in;
+		}
+
+		private int read() throws IOException {
+			if (this.position == this.limit) {
+				int read = this.in.read(this.buffer, 0, this.buffer.length);
+				if (read < 0) {
+					throw new IOException("connection closed");
+				}
+				this.position = 0;
+				this.limit = read;
+			}
+			return this.buffer[this.position++];
+		}
+
+		/** Read the status line and return the status code. */
+		int readStatus() throws IOException {
+			readLine();
+			if (this.lineLength < 12) {
+				throw new IOException("not an HTTP status line");
+			}
+			return (this.line[9] - '0') * 100 + (this.line[10] - '0') * 10 + (this.line[11] - '0');
+		}
+
+		/** Read one line, without its CRLF, and return its length: 0 for the empty line ending the headers. */
+		int readLine() throws IOException {
+			int length = 0;
+			int c;
+			while ((c = read()) != '\n') {
+				if (c != '\r' && length < this.line.length) {
+					this.line[length++] = (byte) c;
+				}
+			}
+			this.lineLength = length;
+			return length;
+		}
+
+		/** Whether the line starts with the given lower-case ASCII, ignoring case. */
+		boolean lineStartsWith(byte[] prefix) {
+			if (this.lineLength < prefix.length) {
+				return false;
+			}
+			for (int i = 0; i < prefix.length; i++) {
+				if (lower(this.line[i]) != prefix[i]) {
+					return false;
+				}
+			}
+			return true;
+		}
+
+		/** Whether the line contains the given lower-case ASCII, ignoring case. */
+		boolean lineContains(byte[] text) {
+			for (int start = 0; start + text.length <= this.lineLength; start++) {
+				int i = 0;
+				while (i < text.length && lower(this.line[start + i]) == text[i]) {
+					i++;
+				}
+				if (i == text.length) {
+					return true;
+				}
+			}
+			return false;
+		}
+
+		/** The number the line holds from the given offset, spaces around it skipped. */
+		long lineNumber(int offset, int radix) throws IOException {
+			long value = 0;
+			boolean digits = false;
+			for (int i = offset; i < this.lineLength; i++) {
+				int digit = Character.digit(this.line[i], radix);
+				if (digit >= 0) {
+					value = value * radix + digit;
+					digits = true;
+				}
+				else if (digits || this.line[i] != ' ') {
+					break;
+				}
+			}
+			if (!digits) {
+				throw new IOException("no number in a header line");
+			}
+			return value;
+		}
+
+		void skip(long bytes) throws IOException {
 			long left = bytes;
 			while (left > 0) {
-				long skipped = in.skip(left);
-				if (skipped <= 0) {
-					if (in.read() < 0) {
-						throw new IOException("connection closed mid-response");
-					}
-					skipped = 1;
+				if (this.position == this.limit) {
+					read();
+					this.position--;
 				}
-				left -= skipped;
+				int step = (int) Math.min(left, this.limit - this.position);
+				this.position += step;
+				left -= step;
 			}
 		}
 
-		private static String readLine(InputStream in) throws IOException {
-			StringBuilder line = new StringBuilder(64);
-			int c;
-			while ((c = in.read()) != '\n') {
-				if (c < 0) {
-					throw new IOException("connection closed");
-				}
-				if (c != '\r') {
-					line.append((char) c);
-				}
-			}
-			return line.toString();
+		private static byte lower(byte c) {
+			return (c >= 'A' && c <= 'Z') ? (byte) (c + ('a' - 'A')) : c;
 		}
 
 	}

@@ -46,6 +46,21 @@ class HttpLoadTests {
 		assertThat(result.other()).isZero();
 	}
 
+	@Test
+	void readsChunkedResponsesWholeBeforeTheNextRequest() throws Exception {
+		HttpLoad.Result result = loadFor1Second((exchange) -> {
+			exchange.getResponseHeaders().set("X-Padding", "p".repeat(3000));
+			exchange.sendResponseHeaders(200, 0); // chunked
+			for (int i = 0; i < 5; i++) {
+				exchange.getResponseBody().write(("chunk " + "x".repeat(5000 * i)).getBytes(StandardCharsets.UTF_8));
+				exchange.getResponseBody().flush();
+			}
+			exchange.close();
+		});
+		assertThat(result.ok()).isGreaterThan(3);
+		assertThat(result.other()).isZero();
+	}
+
 	private static HttpLoad.Result loadFor1Second(HttpHandler handler) throws IOException, InterruptedException {
 		HttpServer server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
 		server.createContext("/", handler);
