@@ -38,11 +38,11 @@ for round in $(seq 1 "${ROUNDS:-10}"); do
   else
     limited=$(load /api/v1/resources "$SECONDS_PER_RUN"); unlimited=$(load /api/v1/unlimited "$SECONDS_PER_RUN")
   fi
-  diff=$(awk -v u="$(echo "$unlimited" | rate)" -v l="$(echo "$limited" | rate)" 'BEGIN { printf "%+.1f", (l - u) * 100 / u }')
+  diff=$(awk -v u="$(echo "$unlimited" | rate)" -v l="$(echo "$limited" | rate)" 'BEGIN { printf "%+.1f", (u > 0) ? (l - u) * 100 / u : 0 }')
   diffs+=("$diff")
   echo "round $round unlimited $unlimited"
   echo "round $round limited   $limited"
   echo "round $round difference $diff%"
 done
-echo "median difference $(printf '%s\n' "${diffs[@]}" | sort -g | awk '{ a[NR] = $1 } END { printf "%+.1f", (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }')%"
+echo "median difference $(printf '%s\n' "${diffs[@]}" | LC_ALL=C sort -g | awk '{ a[NR] = $1 } END { printf "%+.1f", (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }')%"
 curl -fs "http://127.0.0.1:$PORT/actuator/metrics/ratelimit.decision" | head -c 300; echo

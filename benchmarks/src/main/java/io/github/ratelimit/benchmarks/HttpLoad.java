@@ -200,11 +200,14 @@ public final class HttpLoad {
 				while (true) {
 					in.readLine();
 					long chunk = in.lineNumber(0, 16);
-					in.skip(chunk);
-					in.readLine();
 					if (chunk == 0) {
+						while (in.readLine() > 0) {
+							// trailer fields, up to the empty line ending the response
+						}
 						break;
 					}
+					in.skip(chunk);
+					in.readLine();
 				}
 			}
 			else if (length > 0) {
@@ -215,6 +218,8 @@ public final class HttpLoad {
 		}
 
 	}
+
+	private static final byte[] HTTP_VERSION = ascii("http/1.");
 
 	private static final byte[] CONTENT_LENGTH = ascii("content-length:");
 
@@ -268,8 +273,9 @@ public final class HttpLoad {
 		/** Read the status line and return the status code. */
 		int readStatus() throws IOException {
 			readLine();
-			if (this.lineLength < 12) {
-				throw new IOException("not an HTTP status line");
+			if (this.lineLength < 12 || !lineStartsWith(HTTP_VERSION) || !isDigit(this.line[9]) || !isDigit(this.line[10])
+					|| !isDigit(this.line[11])) {
+				throw new IOException("not an HTTP status line"); // out of step with the stream: a new connection
 			}
 			return (this.line[9] - '0') * 100 + (this.line[10] - '0') * 10 + (this.line[11] - '0');
 		}
@@ -314,7 +320,7 @@ public final class HttpLoad {
 			return false;
 		}
 
-		/** The number the line holds from the given offset, spaces around it skipped. */
+		/** The number the line holds from the given offset, spaces and tabs before it skipped. */
 		long lineNumber(int offset, int radix) throws IOException {
 			long value = 0;
 			boolean digits = false;
@@ -324,7 +330,7 @@ public final class HttpLoad {
 					value = value * radix + digit;
 					digits = true;
 				}
-				else if (digits || this.line[i] != ' ') {
+				else if (digits || (this.line[i] != ' ' && this.line[i] != '\t')) {
 					break;
 				}
 			}
@@ -345,6 +351,10 @@ public final class HttpLoad {
 				this.position += step;
 				left -= step;
 			}
+		}
+
+		private static boolean isDigit(byte c) {
+			return c >= '0' && c <= '9';
 		}
 
 		private static byte lower(byte c) {

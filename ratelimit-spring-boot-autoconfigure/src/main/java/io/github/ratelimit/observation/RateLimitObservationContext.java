@@ -33,9 +33,10 @@ public class RateLimitObservationContext extends Observation.Context {
 	/**
 	 * The low-cardinality key values this context holds, as the one instance that was added, while that is known;
 	 * {@code null} once others were added or some removed. Saves building them sorted out of a map for every
-	 * decision: the convention gives the same keys at start and at stop.
+	 * decision: the convention gives the same keys at start and at stop. Guarded by this context, so that a key value
+	 * added by another thread between holding and adding is never lost.
 	 */
-	private volatile @Nullable KeyValues lowCardinalityKeyValues = KeyValues.empty();
+	private @Nullable KeyValues lowCardinalityKeyValues = KeyValues.empty();
 
 	/**
 	 * Create a context.
@@ -100,13 +101,13 @@ public class RateLimitObservationContext extends Observation.Context {
 	}
 
 	@Override
-	public Observation.Context addLowCardinalityKeyValue(KeyValue keyValue) {
+	public synchronized Observation.Context addLowCardinalityKeyValue(KeyValue keyValue) {
 		this.lowCardinalityKeyValues = null;
 		return super.addLowCardinalityKeyValue(keyValue);
 	}
 
 	@Override
-	public Observation.Context addLowCardinalityKeyValues(KeyValues keyValues) {
+	public synchronized Observation.Context addLowCardinalityKeyValues(KeyValues keyValues) {
 		KeyValues held = this.lowCardinalityKeyValues;
 		if (!keyValues.iterator().hasNext()) {
 			return this; // as a filter adding no common key values does on every observation
@@ -119,19 +120,19 @@ public class RateLimitObservationContext extends Observation.Context {
 	}
 
 	@Override
-	public Observation.Context removeLowCardinalityKeyValue(String keyName) {
+	public synchronized Observation.Context removeLowCardinalityKeyValue(String keyName) {
 		this.lowCardinalityKeyValues = null;
 		return super.removeLowCardinalityKeyValue(keyName);
 	}
 
 	@Override
-	public Observation.Context removeLowCardinalityKeyValues(String... keyNames) {
+	public synchronized Observation.Context removeLowCardinalityKeyValues(String... keyNames) {
 		this.lowCardinalityKeyValues = null;
 		return super.removeLowCardinalityKeyValues(keyNames);
 	}
 
 	@Override
-	public KeyValues getLowCardinalityKeyValues() {
+	public synchronized KeyValues getLowCardinalityKeyValues() {
 		KeyValues held = this.lowCardinalityKeyValues;
 		return (held != null) ? held : super.getLowCardinalityKeyValues();
 	}

@@ -63,7 +63,8 @@ class RateLimitObservationContextTests {
 		RateLimitObservationContext context = observed(registry, (observation) -> {
 		});
 		assertThat(context.getLowCardinalityKeyValues())
-			.isEqualTo(KeyValues.of("outcome", "allowed", "policy", "orders", "store", "memory"));
+			.isEqualTo(KeyValues.of("outcome", "allowed", "policy", "orders", "store", "memory"))
+			.isSameAs(this.convention.getLowCardinalityKeyValues(context));
 	}
 
 	@Test
