@@ -56,22 +56,38 @@ final class IpAddresses {
 	 * at most 255, without leading zeros or anything around them.
 	 */
 	static boolean isCanonicalIpv4(@Nullable String text) {
-		if (text == null || text.length() < 7 || text.length() > 15) {
-			return false;
-		}
-		int parts = 0;
+		return text != null && parseIpv4(text, null, true);
+	}
+
+	/** The bytes of a dotted-quad IPv4 literal (four decimal parts of one to three digits, each at most 255). */
+	private static byte @Nullable [] ipv4(String text) {
+		byte[] bytes = new byte[4];
+		return parseIpv4(text, bytes, false) ? bytes : null;
+	}
+
+	/**
+	 * Read a dotted-quad IPv4 literal into {@code bytes}, if given.
+	 * @param canonical whether a part with a leading zero makes it invalid
+	 * @return whether the text is one
+	 */
+	private static boolean parseIpv4(String text, byte @Nullable [] bytes, boolean canonical) {
+		int part = 0;
 		int value = 0;
 		int digits = 0;
 		for (int i = 0; i <= text.length(); i++) {
 			char c = (i < text.length()) ? text.charAt(i) : '.';
 			if (c == '.') {
-				if (digits == 0 || ++parts > 4) {
+				if (digits == 0 || part == 4) {
 					return false;
 				}
+				if (bytes != null) {
+					bytes[part] = (byte) value;
+				}
+				part++;
 				value = 0;
 				digits = 0;
 			}
-			else if (c >= '0' && c <= '9' && digits < 3 && !(digits == 1 && value == 0)) {
+			else if (c >= '0' && c <= '9' && digits < 3 && !(canonical && digits == 1 && value == 0)) {
 				value = value * 10 + (c - '0');
 				digits++;
 				if (value > 255) {
@@ -82,37 +98,7 @@ final class IpAddresses {
 				return false;
 			}
 		}
-		return parts == 4;
-	}
-
-	/** The bytes of a dotted-quad IPv4 literal (four decimal parts of one to three digits, each at most 255). */
-	private static byte @Nullable [] ipv4(String text) {
-		byte[] bytes = new byte[4];
-		int part = 0;
-		int value = 0;
-		int digits = 0;
-		for (int i = 0; i <= text.length(); i++) {
-			char c = (i < text.length()) ? text.charAt(i) : '.';
-			if (c == '.') {
-				if (digits == 0 || part == 4) {
-					return null;
-				}
-				bytes[part++] = (byte) value;
-				value = 0;
-				digits = 0;
-			}
-			else if (c >= '0' && c <= '9' && digits < 3) {
-				value = value * 10 + (c - '0');
-				digits++;
-				if (value > 255) {
-					return null;
-				}
-			}
-			else {
-				return null;
-			}
-		}
-		return (part == 4) ? bytes : null;
+		return part == 4;
 	}
 
 	private static boolean isIpv6Text(String text) {
