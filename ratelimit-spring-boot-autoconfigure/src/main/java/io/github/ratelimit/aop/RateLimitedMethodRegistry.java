@@ -82,8 +82,9 @@ public final class RateLimitedMethodRegistry implements SmartInitializingSinglet
 	private final ConcurrentHashMap<Method, MethodRateLimits> byMethod = new ConcurrentHashMap<>();
 
 	/**
-	 * What {@link #byMethod} holds, keyed by the {@link Method} instances proxies invoke: found by identity, where
-	 * the scanned instances are equal but other objects, and compared parameter type by parameter type.
+	 * What {@link #byMethod} holds, keyed by the {@link Method} instances proxies invoke: the map finds them at its
+	 * first test, the same instance, where the scanned ones are equal but other objects and were compared parameter
+	 * type by parameter type.
 	 */
 	private final ConcurrentHashMap<Method, MethodRateLimits> byInvokedMethod = new ConcurrentHashMap<>();
 
