@@ -68,9 +68,11 @@ public class DefaultRateLimitObservationConvention implements RateLimitObservati
 			}
 			return context.isNotDecided() ? 8 : 0;
 		}
-		if (context.isShadow() && !decision.allowed()) {
-			return 3;
-		}
+		return (context.isShadow() && !decision.allowed()) ? 3 : decisionIndex(decision);
+	}
+
+	/** The index in {@link #OUTCOMES} of what a decision says by its origin. */
+	private static int decisionIndex(Decision decision) {
 		return switch (decision.origin()) {
 			case STORE, DENY_CACHE -> decision.allowed() ? 1 : 2;
 			case LOCAL_FALLBACK -> 4;
@@ -85,15 +87,7 @@ public class DefaultRateLimitObservationConvention implements RateLimitObservati
 	 * @return the outcome
 	 */
 	public static String outcome(@Nullable Decision decision) {
-		if (decision == null) {
-			return "error";
-		}
-		return switch (decision.origin()) {
-			case STORE, DENY_CACHE -> decision.allowed() ? "allowed" : "rejected";
-			case LOCAL_FALLBACK -> "fallback";
-			case FAIL_OPEN -> "fail-open";
-			case FAIL_CLOSED -> "fail-closed";
-		};
+		return (decision != null) ? OUTCOMES[decisionIndex(decision)] : "error";
 	}
 
 	/** One policy's key values, by outcome index. */
