@@ -38,16 +38,30 @@ public final class HttpLoad {
 	}
 
 	static Result run(java.net.URI url, int connections, int seconds) throws InterruptedException {
-		String host = url.getHost();
-		int port = (url.getPort() != -1) ? url.getPort() : 80;
-		byte[] request = ("GET " + url.getRawPath() + ((url.getRawQuery() != null) ? "?" + url.getRawQuery() : "")
-				+ " HTTP/1.1\r\nHost: " + host + ":" + port + "\r\nAccept: application/json\r\n\r\n")
-			.getBytes(StandardCharsets.US_ASCII);
+		return runInterleaved(List.of(url), connections, seconds).get(0);
+	}
+
+	/**
+	 * Load several endpoints of one server at once: each connection sends to them in turn, so that every endpoint
+	 * meets the server in the same state at every moment, whatever else the machine does.
+	 * @return one result per URL, in their order
+	 */
+	static List<Result> runInterleaved(List<java.net.URI> urls, int connections, int seconds)
+			throws InterruptedException {
+		byte[][] requests = new byte[urls.size()][];
+		for (int i = 0; i < requests.length; i++) {
+			java.net.URI url = urls.get(i);
+			requests[i] = ("GET " + url.getRawPath() + ((url.getRawQuery() != null) ? "?" + url.getRawQuery() : "")
+					+ " HTTP/1.1\r\nHost: " + url.getHost() + ":" + port(url) + "\r\nAccept: application/json\r\n\r\n")
+				.getBytes(StandardCharsets.US_ASCII);
+		}
+		java.net.URI first = urls.get(0);
 		AtomicBoolean running = new AtomicBoolean(true);
 		List<Worker> workers = new ArrayList<>();
 		CountDownLatch done = new CountDownLatch(connections);
 		for (int i = 0; i < connections; i++) {
-			Worker worker = new Worker(host, port, request, running, done);
+			// Connections start at different endpoints, so that as many requests to each are in flight.
+			Worker worker = new Worker(first.getHost(), port(first), requests, i % requests.length, running, done);
 			workers.add(worker);
 			Thread thread = new Thread(worker, "http-load-" + i);
 			thread.setDaemon(true);
@@ -58,54 +72,61 @@ public final class HttpLoad {
 		running.set(false);
 		done.await();
 		long elapsed = System.nanoTime() - start;
-		long total = 0;
-		long ok = 0;
-		long tooMany = 0;
-		long other = 0;
+		List<Result> results = new ArrayList<>();
+		for (int endpoint = 0; endpoint < requests.length; endpoint++) {
+			results.add(result(workers, endpoint, elapsed));
+		}
+		return results;
+	}
+
+	private static int port(java.net.URI url) {
+		return (url.getPort() != -1) ? url.getPort() : 80;
+	}
+
+	private static Result result(List<Worker> workers, int endpoint, long elapsed) {
 		int samples = 0;
 		for (Worker worker : workers) {
-			samples += worker.count;
+			samples += worker.stats[endpoint].count;
 		}
 		long[] latencies = new long[samples];
 		int offset = 0;
+		long ok = 0;
+		long tooMany = 0;
+		long other = 0;
+		long nanos = 0;
 		for (Worker worker : workers) {
-			System.arraycopy(worker.latencies, 0, latencies, offset, worker.count);
-			offset += worker.count;
-			ok += worker.ok;
-			tooMany += worker.tooMany;
-			other += worker.other;
+			Stats stats = worker.stats[endpoint];
+			System.arraycopy(stats.latencies, 0, latencies, offset, stats.count);
+			offset += stats.count;
+			ok += stats.ok;
+			tooMany += stats.tooMany;
+			other += stats.other;
+			nanos += stats.nanos;
 		}
-		total = ok + tooMany + other;
+		long total = ok + tooMany + other;
 		Arrays.sort(latencies);
 		return new Result(total * 1e9 / elapsed, percentile(latencies, 0.50), percentile(latencies, 0.99), ok, tooMany,
-				other);
+				other, (samples > 0) ? nanos / 1000.0 / samples : 0);
 	}
 
 	private static long percentile(long[] sorted, double p) {
 		return (sorted.length == 0) ? 0 : sorted[Math.min(sorted.length - 1, (int) (sorted.length * p))] / 1000;
 	}
 
-	record Result(double requestsPerSecond, long p50Micros, long p99Micros, long ok, long tooMany, long other) {
+	record Result(double requestsPerSecond, long p50Micros, long p99Micros, long ok, long tooMany, long other,
+			double meanMicros) {
 
 		@Override
 		public String toString() {
-			return String.format(Locale.ROOT, "requests/s=%.0f p50_us=%d p99_us=%d 2xx=%d 429=%d other=%d",
-					this.requestsPerSecond, this.p50Micros, this.p99Micros, this.ok, this.tooMany, this.other);
+			return String.format(Locale.ROOT, "requests/s=%.0f p50_us=%d p99_us=%d 2xx=%d 429=%d other=%d mean_us=%.1f",
+					this.requestsPerSecond, this.p50Micros, this.p99Micros, this.ok, this.tooMany, this.other,
+					this.meanMicros);
 		}
 
 	}
 
-	private static final class Worker implements Runnable {
-
-		private final String host;
-
-		private final int port;
-
-		private final byte[] request;
-
-		private final AtomicBoolean running;
-
-		private final CountDownLatch done;
+	/** What one connection saw of one endpoint. */
+	private static final class Stats {
 
 		long[] latencies = new long[1 << 16];
 
@@ -117,15 +138,57 @@ public final class HttpLoad {
 
 		long other;
 
+		long nanos;
+
+		void record(long nanos, int status) {
+			if (status == 429) {
+				this.tooMany++;
+			}
+			else if (status >= 200 && status < 300) {
+				this.ok++;
+			}
+			else {
+				this.other++;
+			}
+			if (this.count == this.latencies.length) {
+				this.latencies = Arrays.copyOf(this.latencies, this.count * 2);
+			}
+			this.latencies[this.count++] = nanos;
+			this.nanos += nanos;
+		}
+
+	}
+
+	private static final class Worker implements Runnable {
+
+		private final String host;
+
+		private final int port;
+
+		private final byte[][] requests;
+
+		private int next;
+
+		private final AtomicBoolean running;
+
+		private final CountDownLatch done;
+
+		final Stats[] stats;
+
 		/** Whether the last response said {@code Connection: close}. */
 		private boolean closing;
 
-		Worker(String host, int port, byte[] request, AtomicBoolean running, CountDownLatch done) {
+		Worker(String host, int port, byte[][] requests, int first, AtomicBoolean running, CountDownLatch done) {
 			this.host = host;
 			this.port = port;
-			this.request = request;
+			this.requests = requests;
+			this.next = first;
 			this.running = running;
 			this.done = done;
+			this.stats = new Stats[requests.length];
+			for (int i = 0; i < requests.length; i++) {
+				this.stats[i] = new Stats();
+			}
 		}
 
 		@Override
@@ -140,10 +203,11 @@ public final class HttpLoad {
 						ResponseReader in = new ResponseReader(socket.getInputStream());
 						while (this.running.get()) {
 							long start = System.nanoTime();
-							out.write(this.request);
+							out.write(this.requests[this.next]);
 							out.flush();
 							int status = readResponse(in);
-							record(System.nanoTime() - start, status);
+							this.stats[this.next].record(System.nanoTime() - start, status);
+							this.next = (this.next + 1) % this.requests.length;
 							if (this.closing) {
 								// A complete response that ends the connection (Tomcat does so every 100 requests
 								// by default): counted by its status, then a new connection.
@@ -152,29 +216,13 @@ public final class HttpLoad {
 						}
 					}
 					catch (IOException ex) {
-						this.other++;
+						this.stats[this.next].other++; // the endpoint whose exchange failed
 					}
 				}
 			}
 			finally {
 				this.done.countDown();
 			}
-		}
-
-		private void record(long nanos, int status) {
-			if (status == 429) {
-				this.tooMany++;
-			}
-			else if (status >= 200 && status < 300) {
-				this.ok++;
-			}
-			else {
-				this.other++;
-			}
-			if (this.count == this.latencies.length) {
-				this.latencies = Arrays.copyOf(this.latencies, this.count * 2);
-			}
-			this.latencies[this.count++] = nanos;
 		}
 
 		/**

@@ -102,7 +102,7 @@ public final class Report {
 		boolean countCommands = !file.getFileName().toString().contains("latency");
 		Pattern commandsLine = Pattern.compile("REDIS-COMMANDS (\\S+) keys=(\\d+) (\\w+): (.*)");
 		Pattern httpLine = Pattern.compile("HTTP (\\S+) requests/s=([\\d.]+) p50_us=(\\d+) p99_us=(\\d+) 2xx=(\\d+) "
-				+ "429=(\\d+) other=(\\d+)");
+				+ "429=(\\d+) other=(\\d+)(?: mean_us=([\\d.]+))?");
 		String threads = "?";
 		for (String line : Files.readAllLines(file)) {
 			if (line.startsWith("# Threads: ")) {
@@ -118,7 +118,8 @@ public final class Report {
 				this.httpRounds.computeIfAbsent(matcher.group(1), (label) -> new ArrayList<>())
 					.add(new HttpLoad.Result(Double.parseDouble(matcher.group(2)), Long.parseLong(matcher.group(3)),
 							Long.parseLong(matcher.group(4)), Long.parseLong(matcher.group(5)),
-							Long.parseLong(matcher.group(6)), Long.parseLong(matcher.group(7))));
+							Long.parseLong(matcher.group(6)), Long.parseLong(matcher.group(7)),
+							(matcher.group(8) != null) ? Double.parseDouble(matcher.group(8)) : 0));
 				// Rounds of the endpoints are interleaved; the median round stands for each.
 				List<HttpLoad.Result> rounds = new ArrayList<>(this.httpRounds.get(matcher.group(1)));
 				rounds.sort((a, b) -> Double.compare(a.requestsPerSecond(), b.requestsPerSecond()));

@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import com.sun.net.httpserver.HttpHandler;
@@ -59,6 +60,33 @@ class HttpLoadTests {
 		});
 		assertThat(result.ok()).isGreaterThan(3);
 		assertThat(result.other()).isZero();
+	}
+
+	@Test
+	void interleavedLoadSendsToEveryEndpointInTurnAndCountsEachApart() throws Exception {
+		HttpServer server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+		server.createContext("/", (exchange) -> {
+			byte[] body = "{}".getBytes(StandardCharsets.UTF_8);
+			exchange.sendResponseHeaders(exchange.getRequestURI().getPath().equals("/limited") ? 429 : 200, body.length);
+			exchange.getResponseBody().write(body);
+			exchange.close();
+		});
+		server.start();
+		try {
+			URI base = URI.create("http://127.0.0.1:" + server.getAddress().getPort());
+			List<HttpLoad.Result> results = HttpLoad.runInterleaved(List.of(base.resolve("/plain"),
+					base.resolve("/limited")), 2, 1);
+			assertThat(results.get(0).ok()).isPositive();
+			assertThat(results.get(0).tooMany()).isZero();
+			assertThat(results.get(1).tooMany()).isPositive();
+			assertThat(results.get(1).ok()).isZero();
+			// Each connection alternates, so the counts differ by at most one per connection.
+			assertThat(Math.abs(results.get(0).ok() - results.get(1).tooMany())).isLessThanOrEqualTo(2);
+			assertThat(results.get(0).meanMicros()).isPositive();
+		}
+		finally {
+			server.stop(0);
+		}
 	}
 
 	private static HttpLoad.Result loadFor1Second(HttpHandler handler) throws IOException, InterruptedException {
