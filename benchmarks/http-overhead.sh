@@ -15,24 +15,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 mvn -B -q -pl benchmarks,sample-app -am -DskipTests package
 echo # ends the line Maven leaves open
-BENCH_JAR=benchmarks/target/benchmarks.jar
+. benchmarks/overhead-common.sh
 SAMPLE_JAR=$(ls sample-app/target/sample-app-*.jar | grep -v original | head -1)
-PORT=$((20000 + RANDOM % 10000))
-CORES=$(nproc)
-APP_PIN=() LOAD_PIN=()
-if [ "${PIN:-true}" = true ] && [ "$CORES" -ge 2 ] && command -v taskset > /dev/null; then
-  APP_PIN=(taskset -c $((CORES - 1))) LOAD_PIN=(taskset -c 0-$((CORES - 2)))
-  echo "app on core $((CORES - 1)), load generator on cores 0-$((CORES - 2))"
-fi
 "${APP_PIN[@]}" java -jar "$SAMPLE_JAR" --server.port="$PORT" --ratelimit.filters.edge.enabled=false \
   --ratelimit.policies.resources.limit=2000000000 --logging.level.root=WARN ${APP_ARGS:-} > /tmp/http-overhead-app.log 2>&1 &
 APP_PID=$!
 trap 'kill $APP_PID 2>/dev/null || true' EXIT
-for _ in $(seq 1 240); do
-  curl -fs "http://127.0.0.1:$PORT/actuator/health" > /dev/null 2>&1 && break
-  sleep 0.5
-done
-"${LOAD_PIN[@]}" java -cp "$BENCH_JAR" io.github.ratelimit.benchmarks.HttpOverhead "http://127.0.0.1:$PORT" \
-  /api/v1/unlimited /api/v1/resources --app-pid="$APP_PID" --rounds="${ROUNDS:-10}" --seconds="${SECONDS_PER_RUN:-5}" \
-  --interleaved-rounds="${INTERLEAVED_ROUNDS:-10}"
-curl -fs "http://127.0.0.1:$PORT/actuator/metrics/ratelimit.decision" | head -c 300; echo
+wait_for "http://127.0.0.1:$PORT/actuator/health"
+measure_overhead "$APP_PID" /api/v1/unlimited /api/v1/resources
+curl -fs "http://127.0.0.1:$PORT/actuator/metrics/ratelimit.decision" | head -c 300 || true; echo
