@@ -1,18 +1,33 @@
-# Sourced by http-overhead.sh and tomcat-header-cost.sh: where the server and the load generator run, waiting for the
-# server, and the measurement itself (HttpOverhead; ROUNDS, SECONDS_PER_RUN and INTERLEAVED_ROUNDS as documented there).
+# Sourced by http-overhead.sh and tomcat-header-cost.sh (Linux, bash 4.4 or later): where the server and the load
+# generator run, waiting for the server, and the measurement itself. Environment: ROUNDS (one endpoint at a time,
+# default 10), INTERLEAVED_ROUNDS (default 10), SECONDS_PER_RUN (default 5), PIN (default true).
 BENCH_JAR=benchmarks/target/benchmarks.jar
 PORT=$((20000 + RANDOM % 10000))
-# With taskset and 2 cores or more, the server gets the last core and the load generator the others (PIN=false: shared).
-CORES=$(nproc)
+# The CPUs this shell may use, one per line ("0-3,6" in /proc/self/status becomes 0 1 2 3 6).
+allowed_cpus() {
+  local list part
+  list=$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status)
+  for part in ${list//,/ }; do
+    if [[ $part == *-* ]]; then seq "${part%-*}" "${part#*-}"; else echo "$part"; fi
+  done
+}
+# With taskset and 2 CPUs or more, the server gets the last CPU and the load generator the others (PIN=false: shared,
+# for a machine where that is how they run; the interleaved figure then also counts the load generator's time).
 APP_PIN=() LOAD_PIN=()
-if [ "${PIN:-true}" = true ] && [ "$CORES" -ge 2 ] && command -v taskset > /dev/null; then
-  APP_PIN=(taskset -c $((CORES - 1))) LOAD_PIN=(taskset -c 0-$((CORES - 2)))
-  echo "server on core $((CORES - 1)), load generator on cores 0-$((CORES - 2))"
+if [ "${PIN:-true}" = true ] && command -v taskset > /dev/null; then
+  mapfile -t CPUS < <(allowed_cpus)
+  if [ "${#CPUS[@]}" -ge 2 ]; then
+    APP_CPU=${CPUS[-1]}
+    LOAD_CPUS=$(IFS=,; echo "${CPUS[*]:0:${#CPUS[@]}-1}")
+    APP_PIN=(taskset -c "$APP_CPU") LOAD_PIN=(taskset -c "$LOAD_CPUS")
+    echo "server on CPU $APP_CPU, load generator on CPUs $LOAD_CPUS"
+  fi
 fi
-# Wait up to 2 minutes for the URL to answer 2xx.
+# wait_for <url> <server pid>: up to 2 minutes for the URL to answer 2xx, while the server runs.
 wait_for() {
   for _ in $(seq 1 240); do
     curl -fs "$1" > /dev/null 2>&1 && return 0
+    kill -0 "$2" 2> /dev/null || { echo "the server stopped before answering $1" >&2; return 1; }
     sleep 0.5
   done
   echo "no answer from $1" >&2

@@ -1,9 +1,8 @@
 #!/usr/bin/env bash
 # What the three draft-6 rate limit headers cost in Tomcat itself, without the rate limiter or Spring: TomcatHeaderCost
-# serves the same JSON body with and without RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset, and
-# HttpOverhead measures the two as http-overhead.sh measures the sample app (same pinning, rounds and interleaving;
-# its "limited" lines are /headers).
-# About 4 minutes. Stops the server on exit.
+# serves the same JSON body at /plain, and at /headers with RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset.
+# HttpOverhead measures the two as http-overhead.sh measures the sample app, with the same pinning, rounds and
+# environment (its "limited" lines are /headers). About 4 minutes. Stops the server on exit. Linux only.
 #
 #   benchmarks/tomcat-header-cost.sh
 set -euo pipefail
@@ -14,6 +13,6 @@ echo # ends the line Maven leaves open
 "${APP_PIN[@]}" java -cp "$BENCH_JAR" io.github.ratelimit.benchmarks.TomcatHeaderCost "$PORT" > /tmp/tomcat-header-cost.log 2>&1 &
 APP_PID=$!
 trap 'kill $APP_PID 2>/dev/null || true' EXIT
-wait_for "http://127.0.0.1:$PORT/plain"
+wait_for "http://127.0.0.1:$PORT/plain" "$APP_PID"
 measure_overhead "$APP_PID" /plain /headers
 curl -fsi "http://127.0.0.1:$PORT/headers" | head -8 || true

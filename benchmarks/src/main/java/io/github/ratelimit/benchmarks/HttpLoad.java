@@ -20,8 +20,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * {@snippet lang = "shell" :
  * java -cp benchmarks/target/benchmarks.jar io.github.ratelimit.benchmarks.HttpLoad http://127.0.0.1:8080/api/v1/unlimited 16 10
  * }
- * Prints one line: requests per second, p50 and p99 latency in microseconds, and the count of 2xx, 429 and other
- * statuses. It only ever connects to the host given, and stops by itself.
+ * Prints one line: requests per second, p50 and p99 latency in microseconds, the count of 2xx, 429 and other
+ * statuses (failed exchanges count as other), and the mean latency in microseconds. It only ever connects to the host
+ * given, and stops by itself.
  */
 public final class HttpLoad {
 

@@ -8,8 +8,10 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.function.ToDoubleFunction;
 
 /**
@@ -21,17 +23,25 @@ import java.util.function.ToDoubleFunction;
  * java -cp benchmarks/target/benchmarks.jar io.github.ratelimit.benchmarks.HttpOverhead \
  *     http://127.0.0.1:8080 /api/v1/unlimited /api/v1/resources --app-pid=12345 --rounds=20 --seconds=5
  * }
- * Warms up in pairs of 10 s runs until the app's JIT compiler threads take under 1% of its CPU during a pair (at least
- * 3 pairs, at most 18), so that compilation does not count against whichever endpoint happens to be measured while it
- * runs. Prints every run, then the medians: the throughput difference, and the CPU per request of each endpoint with
- * the compiler threads' share left out. Without {@code --app-pid} only throughput is measured, after 3 pairs.
+ * Warms up in pairs of 10 s runs until the app's JIT compiler threads take under 1% of its CPU during two pairs in a
+ * row (at least 3 pairs, at most 18), so that compilation does not count against whichever endpoint happens to be
+ * measured while it runs. Without {@code --app-pid} it warms up for 3 pairs.
  * <p>
- * Then interleaved rounds: every connection sends to both endpoints in turn, so that both meet the app in the same
- * state at every moment; throughput measured one endpoint at a time moves with everything else the machine does. With
- * the app's core saturated, its threads share the core, and each request stays in the app in proportion to the work
- * it needs, so the ratio of the two endpoints' mean latencies is the ratio of their costs; {@code 1 / ratio} is the
- * throughput the limited endpoint would have alone. The load generator's own time per request, which is not shared,
- * makes this a slight underestimate.
+ * Then two measurements:
+ * <ul>
+ * <li>Rounds of one endpoint at a time, alternating which goes first: the throughput difference and, with
+ * {@code --app-pid}, each endpoint's CPU per request (compiler threads left out). These move with everything else the
+ * machine does, and serve as the cross-check of the next.</li>
+ * <li>Interleaved rounds: every connection sends to both endpoints in turn, so that both meet the app in the same
+ * state at every moment. The difference between the endpoints' mean latencies is taken as the difference in their
+ * cost per request. That assumes the app serves the requests one after another, each running to completion once
+ * started, which holds for requests of some tens of microseconds on one saturated core (a scheduler slice is
+ * milliseconds): every request then waits behind the same mix of both, and only its own work differs. With
+ * {@code --app-pid}, that difference is set against the app's CPU per request in the same round, giving the share the
+ * limited endpoint adds to the plain one's cost; its throughput alone would be {@code 1 / (1 + share)} of the plain
+ * one's.</li>
+ * </ul>
+ * The number of connections must be even, so that as many requests to each endpoint are in flight.
  */
 public final class HttpOverhead {
 
@@ -72,14 +82,19 @@ public final class HttpOverhead {
 				default -> throw new IllegalArgumentException("Unknown option " + args[i]);
 			}
 		}
+		if (connections % 2 != 0) {
+			throw new IllegalArgumentException("--connections must be even but was " + connections);
+		}
 		AppCpu app = (appPid > 0) ? new AppCpu(appPid) : null;
+		int warmPairs = 0;
 		for (int pair = 1; pair <= MAX_WARM_UP_PAIRS; pair++) {
 			Run first = Run.measure(plain, connections, WARM_UP_SECONDS, app);
 			Run second = Run.measure(limited, connections, WARM_UP_SECONDS, app);
 			double jitShare = (first.jitShare() + second.jitShare()) / 2;
 			System.out.printf(Locale.ROOT, "warm-up %d: plain %.0f/s, limited %.0f/s, JIT %.1f%% of the app's CPU%n",
 					pair, first.load().requestsPerSecond(), second.load().requestsPerSecond(), jitShare * 100);
-			if (pair >= MIN_WARM_UP_PAIRS && (app == null || jitShare < WARM_JIT_SHARE)) {
+			warmPairs = (jitShare < WARM_JIT_SHARE) ? warmPairs + 1 : 0;
+			if (pair >= MIN_WARM_UP_PAIRS && (app == null || warmPairs >= 2)) {
 				break;
 			}
 		}
@@ -154,21 +169,21 @@ public final class HttpOverhead {
 		}
 	}
 
+	/** The difference in percent of the base; NaN, which the quantiles leave out, when there is no positive base. */
 	static double percent(double value, double base) {
-		return (base > 0) ? (value - base) * 100 / base : 0;
+		return (base > 0) ? (value - base) * 100 / base : Double.NaN;
 	}
 
 	private static double median(List<Run> runs, ToDoubleFunction<Run> value) {
 		return quantile(runs.stream().mapToDouble(value).toArray(), 0.5);
 	}
 
-	/** The quantile, interpolating between the two nearest values. */
+	/** The quantile, interpolating between the two nearest values; NaN values (rounds without a figure) left out. */
 	static double quantile(double[] values, double q) {
-		if (values.length == 0) {
-			return 0;
+		double[] sorted = Arrays.stream(values).filter((value) -> !Double.isNaN(value)).sorted().toArray();
+		if (sorted.length == 0) {
+			return Double.NaN;
 		}
-		double[] sorted = values.clone();
-		Arrays.sort(sorted);
 		double position = q * (sorted.length - 1);
 		int below = (int) Math.floor(position);
 		int above = Math.min(below + 1, sorted.length - 1);
@@ -186,9 +201,7 @@ public final class HttpOverhead {
 		}
 
 		static Run of(HttpLoad.Result load, int seconds, AppCpu.Reading before, AppCpu.Reading after) {
-			long ticks = after.ticks() - before.ticks();
-			double jitShare = (ticks > 0) ? (double) (after.jitTicks() - before.jitTicks()) / ticks : 0;
-			return new Run(load, Duration.ofSeconds(seconds), after.cpu().minus(before.cpu()), jitShare);
+			return new Run(load, Duration.ofSeconds(seconds), after.cpu().minus(before.cpu()), after.jitShareSince(before));
 		}
 
 		long requests() {
@@ -224,28 +237,51 @@ public final class HttpOverhead {
 			this.tasks = Path.of("/proc", Long.toString(pid), "task");
 		}
 
-		record Reading(Duration cpu, long ticks, long jitTicks) {
+		/** The process's CPU time, and each live thread's ticks by thread id. */
+		record Reading(Duration cpu, Map<Long, ThreadTicks> threads) {
+
+			/**
+			 * The compiler threads' share of the ticks the threads spent since {@code before}, counted per thread:
+			 * HotSpot starts and stops compiler threads as the work comes and goes, and a sum over the threads alive
+			 * at each reading would lose an ended thread's whole past. A thread that started since counts in full; one
+			 * that ended since is left out, with its last ticks.
+			 */
+			double jitShareSince(Reading before) {
+				long ticks = 0;
+				long jitTicks = 0;
+				for (Map.Entry<Long, ThreadTicks> thread : this.threads.entrySet()) {
+					ThreadTicks earlier = before.threads.get(thread.getKey());
+					long spent = thread.getValue().ticks() - ((earlier != null) ? earlier.ticks() : 0);
+					ticks += spent;
+					if (thread.getValue().isJitCompiler()) {
+						jitTicks += spent;
+					}
+				}
+				return (ticks > 0) ? (double) jitTicks / ticks : 0;
+			}
+
 		}
 
 		Reading read() {
 			Duration cpu = this.process.info().totalCpuDuration().orElse(Duration.ZERO);
-			long ticks = 0;
-			long jitTicks = 0;
+			Map<Long, ThreadTicks> threads = new HashMap<>();
 			if (Files.isDirectory(this.tasks)) {
-				try (DirectoryStream<Path> threads = Files.newDirectoryStream(this.tasks)) {
-					for (Path thread : threads) {
-						ThreadTicks stat = ThreadTicks.parse(Files.readString(thread.resolve("stat")));
-						ticks += stat.ticks();
-						if (stat.isJitCompiler()) {
-							jitTicks += stat.ticks();
+				try (DirectoryStream<Path> tasks = Files.newDirectoryStream(this.tasks)) {
+					for (Path thread : tasks) {
+						try {
+							threads.put(Long.parseLong(thread.getFileName().toString()),
+									ThreadTicks.parse(Files.readString(thread.resolve("stat"))));
+						}
+						catch (IOException ex) {
+							// The thread ended between listing and reading: it is left out of this reading.
 						}
 					}
 				}
 				catch (IOException ex) {
-					// A thread ended while being read: this reading's share is off by that thread, no more.
+					// The process ended: no threads to read.
 				}
 			}
-			return new Reading(cpu, ticks, jitTicks);
+			return new Reading(cpu, threads);
 		}
 
 	}

@@ -3,7 +3,10 @@ package io.github.ratelimit.benchmarks;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Comparator;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Stream;
 
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
@@ -35,8 +38,10 @@ public final class TomcatHeaderCost {
 			System.err.println("Usage: TomcatHeaderCost <port>");
 			System.exit(2);
 		}
+		Path baseDir = Files.createTempDirectory("tomcat-header-cost");
+		Runtime.getRuntime().addShutdownHook(new Thread(() -> delete(baseDir)));
 		Tomcat tomcat = new Tomcat();
-		tomcat.setBaseDir(Files.createTempDirectory("tomcat-header-cost").toString());
+		tomcat.setBaseDir(baseDir.toString());
 		tomcat.setHostname("127.0.0.1");
 		tomcat.setPort(Integer.parseInt(args[0]));
 		tomcat.getConnector().setProperty("address", "127.0.0.1");
@@ -47,6 +52,15 @@ public final class TomcatHeaderCost {
 		context.addServletMappingDecoded("/headers", "headers");
 		tomcat.start();
 		tomcat.getServer().await();
+	}
+
+	private static void delete(Path directory) {
+		try (Stream<Path> paths = Files.walk(directory)) {
+			paths.sorted(Comparator.reverseOrder()).forEach((path) -> path.toFile().delete());
+		}
+		catch (IOException ex) {
+			// Left in the temporary directory.
+		}
 	}
 
 	private static final class JsonServlet extends HttpServlet {

@@ -1,5 +1,8 @@
 package io.github.ratelimit.benchmarks;
 
+import java.time.Duration;
+import java.util.Map;
+
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -27,10 +30,32 @@ class HttpOverheadTests {
 	}
 
 	@Test
-	void readsTheCpuOfThisJvmAndSeesItsCompilerThreads() {
+	void quantilesLeaveOutRoundsWithoutAFigure() {
+		assertThat(HttpOverhead.quantile(new double[] { 1, Double.NaN, 3 }, 0.5)).isEqualTo(2);
+		assertThat(HttpOverhead.quantile(new double[] { Double.NaN }, 0.5)).isNaN();
+		assertThat(HttpOverhead.percent(5, 0)).isNaN();
+	}
+
+	@Test
+	void readsTheCpuOfThisJvmThreadByThread() {
 		HttpOverhead.AppCpu.Reading reading = new HttpOverhead.AppCpu(ProcessHandle.current().pid()).read();
 		assertThat(reading.cpu()).isPositive();
-		assertThat(reading.jitTicks()).isLessThanOrEqualTo(reading.ticks());
+		assertThat(reading.threads()).isNotEmpty();
+		assertThat(reading.jitShareSince(reading)).isZero();
+	}
+
+	@Test
+	void compilerShareCountsWhatEachThreadSpentSinceTheFirstReading() {
+		HttpOverhead.AppCpu.Reading before = new HttpOverhead.AppCpu.Reading(Duration.ZERO,
+				Map.of(1L, ticks("http-nio-exec-1", 100), 2L, ticks("C2 CompilerThre", 500)));
+		// The compiler thread with 500 ticks has ended; a new one started and spent 10.
+		HttpOverhead.AppCpu.Reading after = new HttpOverhead.AppCpu.Reading(Duration.ZERO,
+				Map.of(1L, ticks("http-nio-exec-1", 190), 3L, ticks("C2 CompilerThre", 10)));
+		assertThat(after.jitShareSince(before)).isEqualTo(0.1);
+	}
+
+	private static HttpOverhead.ThreadTicks ticks(String name, long ticks) {
+		return new HttpOverhead.ThreadTicks(name, ticks);
 	}
 
 }
