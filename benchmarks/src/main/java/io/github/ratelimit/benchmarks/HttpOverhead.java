@@ -144,22 +144,25 @@ public final class HttpOverhead {
 				System.out.printf(Locale.ROOT, "interleaved %d mean latency difference %+.2f us%n", round, difference);
 			}
 		}
-		System.out.printf(Locale.ROOT, "median throughput difference %+.1f%% (quartiles %+.1f%% .. %+.1f%%)%n",
-				quantile(differences, 0.5), quantile(differences, 0.25), quantile(differences, 0.75));
+		if (rounds > 0) {
+			System.out.printf(Locale.ROOT, "median throughput difference %+.1f%% (quartiles %+.1f%% .. %+.1f%%)%n",
+					quantile(differences, 0.5), quantile(differences, 0.25), quantile(differences, 0.75));
+		}
 		if (interleavedRounds > 0) {
 			System.out.printf(Locale.ROOT,
 					"interleaved: median mean latency difference %+.2f us (quartiles %+.2f .. %+.2f us)%n",
 					quantile(latencyDifferences, 0.5), quantile(latencyDifferences, 0.25),
 					quantile(latencyDifferences, 0.75));
 			if (app != null) {
+				double share = quantile(interleavedCosts, 0.5);
 				System.out.printf(Locale.ROOT,
 						"interleaved: median cost of the limited endpoint over the plain one %+.1f%% of its CPU "
-								+ "(quartiles %+.1f%% .. %+.1f%%)%n",
-						quantile(interleavedCosts, 0.5), quantile(interleavedCosts, 0.25),
-						quantile(interleavedCosts, 0.75));
+								+ "(quartiles %+.1f%% .. %+.1f%%): its throughput alone %+.1f%%%n",
+						share, quantile(interleavedCosts, 0.25), quantile(interleavedCosts, 0.75),
+						(100 / (1 + share / 100)) - 100);
 			}
 		}
-		if (app != null) {
+		if (app != null && rounds > 0) {
 			double plainCpu = median(plainRuns, Run::cpuMicrosPerRequestWithoutJit);
 			double limitedCpu = median(limitedRuns, Run::cpuMicrosPerRequestWithoutJit);
 			System.out.printf(Locale.ROOT,
