@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
 # The HTTP part of run.sh on its own, in-memory profile only: what @RateLimited costs an endpoint end to end, with
 # the sample app's metrics and observations on (Actuator, ratelimit.decision timed). Runs HttpOverhead against
-# /api/v1/unlimited and /api/v1/resources: warm-up until the app's JIT compiler is done, then ROUNDS (10) rounds of
-# SECONDS_PER_RUN (5) s per endpoint at 16 connections on 127.0.0.1 that alternate which endpoint goes first, then
-# INTERLEAVED_ROUNDS (10) rounds in which every connection sends to both endpoints in turn; prints each run (with the
-# app's CPU time per request) and the medians. Where taskset is installed and 2 CPUs or more are allowed, the app runs
-# on the last CPU and the load generator on the others (see overhead-common.sh). About 5 to 8 minutes, most of it
-# waiting for the JIT compiler. Stops the app on exit. Linux only (/proc, taskset).
+# /api/v1/unlimited and /api/v1/resources at 16 connections on 127.0.0.1: warm-up until the app's JIT compiler is
+# done, then PHASE_PAIRS (200) pairs of phases of PHASE_MILLIS (1000) ms, one endpoint per phase, the order
+# alternating from pair to pair; prints the limited endpoint's CPU per request and throughput against the plain one's
+# (median and mean of the pairs, with 95% confidence intervals). Where taskset is installed and 2 CPUs or more are
+# allowed, the app runs on the last CPU and the load generator on the others (see overhead-common.sh). About 10 to 14
+# minutes. Stops the app on exit. Linux only (/proc, taskset).
 #
 #   benchmarks/http-overhead.sh
-#   APP_ARGS=--management.observations.enable.ratelimit=false benchmarks/http-overhead.sh   # without the observation
-#   ROUNDS=0 INTERLEAVED_ROUNDS=20 benchmarks/http-overhead.sh                              # interleaved rounds only
+#   APP_ARGS=--ratelimit.headers.style=none benchmarks/http-overhead.sh      # without the rate limit headers
+#   LIMITED=/api/v1/unlimited benchmarks/http-overhead.sh                    # the plain endpoint against itself
+#   PHASE_LOG=/tmp/phases.csv benchmarks/http-overhead.sh                    # every phase written out
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mvn -B -q -pl benchmarks,sample-app -am -DskipTests package
@@ -22,5 +23,5 @@ SAMPLE_JAR=$(ls sample-app/target/sample-app-*.jar | grep -v original | head -1)
 APP_PID=$!
 trap 'kill $APP_PID 2>/dev/null || true' EXIT
 wait_for "http://127.0.0.1:$PORT/actuator/health" "$APP_PID"
-measure_overhead "$APP_PID" /api/v1/unlimited /api/v1/resources
+measure_overhead "$APP_PID" /api/v1/unlimited "${LIMITED:-/api/v1/resources}"
 curl -fs "http://127.0.0.1:$PORT/actuator/metrics/ratelimit.decision" | head -c 300 || true; echo

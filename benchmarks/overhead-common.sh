@@ -1,6 +1,8 @@
 # Sourced by http-overhead.sh and tomcat-header-cost.sh (Linux, bash 4.4 or later): where the server and the load
-# generator run, waiting for the server, and the measurement itself. Environment: ROUNDS (one endpoint at a time,
-# default 10), INTERLEAVED_ROUNDS (default 10), SECONDS_PER_RUN (default 5), PIN (default true).
+# generator run, waiting for the server, and the measurement itself. Environment: PHASE_PAIRS (default 200) and
+# PHASE_MILLIS (default 1000), the phases of the measurement; PHASE_LOG, a CSV file to write every phase to; ROUNDS
+# (default 0) rounds of SECONDS_PER_RUN (default 5) of one endpoint at a time, a coarser cross-check; PIN (default
+# true).
 BENCH_JAR=benchmarks/target/benchmarks.jar
 PORT=$((20000 + RANDOM % 10000))
 # The CPUs this shell may use, one per line ("0-3,6" in /proc/self/status becomes 0 1 2 3 6).
@@ -36,6 +38,6 @@ wait_for() {
 # measure_overhead <server pid> <plain path> <measured path>
 measure_overhead() {
   "${LOAD_PIN[@]}" java -cp "$BENCH_JAR" io.github.ratelimit.benchmarks.HttpOverhead "http://127.0.0.1:$PORT" "$2" "$3" \
-    --app-pid="$1" --rounds="${ROUNDS:-10}" --seconds="${SECONDS_PER_RUN:-5}" \
-    --interleaved-rounds="${INTERLEAVED_ROUNDS:-10}"
+    --app-pid="$1" --phase-pairs="${PHASE_PAIRS:-200}" --phase-millis="${PHASE_MILLIS:-1000}" \
+    ${PHASE_LOG:+--phase-log="$PHASE_LOG"} --rounds="${ROUNDS:-0}" --seconds="${SECONDS_PER_RUN:-5}"
 }

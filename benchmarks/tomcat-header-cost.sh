@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # What the three draft-6 rate limit headers cost in Tomcat itself, without the rate limiter or Spring: TomcatHeaderCost
 # serves the same JSON body at /plain, and at /headers with RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset.
-# HttpOverhead measures the two as http-overhead.sh measures the sample app, with the same pinning, rounds and
-# environment (its "limited" lines are /headers). About 4 minutes. Stops the server on exit. Linux only.
+# HttpOverhead measures the two as http-overhead.sh measures the sample app, with the same pinning, phases and
+# environment (its "limited" endpoint is /headers). About 9 minutes. Stops the server on exit. Linux only.
 #
 #   benchmarks/tomcat-header-cost.sh
 set -euo pipefail

@@ -6,12 +6,15 @@ import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.IntUnaryOperator;
+import java.util.function.LongSupplier;
 
 /**
  * A closed-loop HTTP/1.1 load generator for loopback benchmarks, used when {@code wrk} is not installed: each
@@ -49,20 +52,15 @@ public final class HttpLoad {
 	 */
 	static List<Result> runInterleaved(List<java.net.URI> urls, int connections, int seconds)
 			throws InterruptedException {
-		byte[][] requests = new byte[urls.size()][];
-		for (int i = 0; i < requests.length; i++) {
-			java.net.URI url = urls.get(i);
-			requests[i] = ("GET " + url.getRawPath() + ((url.getRawQuery() != null) ? "?" + url.getRawQuery() : "")
-					+ " HTTP/1.1\r\nHost: " + url.getHost() + ":" + port(url) + "\r\nAccept: application/json\r\n\r\n")
-				.getBytes(StandardCharsets.US_ASCII);
-		}
+		byte[][] requests = requests(urls);
 		java.net.URI first = urls.get(0);
 		AtomicBoolean running = new AtomicBoolean(true);
 		List<Worker> workers = new ArrayList<>();
 		CountDownLatch done = new CountDownLatch(connections);
 		for (int i = 0; i < connections; i++) {
 			// Connections start at different endpoints, so that as many requests to each are in flight.
-			Worker worker = new Worker(first.getHost(), port(first), requests, i % requests.length, running, done);
+			Worker worker = new Worker(first.getHost(), port(first), requests, i % requests.length, running, done,
+					null);
 			workers.add(worker);
 			Thread thread = new Thread(worker, "http-load-" + i);
 			thread.setDaemon(true);
@@ -78,6 +76,106 @@ public final class HttpLoad {
 			results.add(result(workers, endpoint, elapsed));
 		}
 		return results;
+	}
+
+	/**
+	 * Load two or more endpoints of one server in phases: every connection sends to the same endpoint, and all switch
+	 * together to the next one at the end of each phase, on the connections they hold. Each phase's responses are
+	 * counted, and {@code serverCpu} (the server's CPU time, in nanoseconds) is read at each switch, so that every phase
+	 * sets one endpoint's requests against what the server spent on them. Phases of one endpoint follow each other as
+	 * {@code endpointOf} says.
+	 * @return the phases in order, each with its endpoint, responses, duration and the server's CPU time
+	 */
+	static List<Phase> runPhased(List<java.net.URI> urls, int connections, Duration phase, int phases,
+			IntUnaryOperator endpointOf, LongSupplier serverCpu) throws InterruptedException {
+		byte[][] requests = requests(urls);
+		java.net.URI first = urls.get(0);
+		PhaseClock clock = new PhaseClock(phases, endpointOf);
+		AtomicBoolean running = new AtomicBoolean(true);
+		CountDownLatch done = new CountDownLatch(connections);
+		List<Worker> workers = new ArrayList<>();
+		for (int i = 0; i < connections; i++) {
+			Worker worker = new Worker(first.getHost(), port(first), requests, 0, running, done, clock);
+			workers.add(worker);
+			Thread thread = new Thread(worker, "http-load-" + i);
+			thread.setDaemon(true);
+			thread.start();
+		}
+		long[] cpu = new long[phases + 1];
+		long[] at = new long[phases + 1];
+		long start = System.nanoTime();
+		for (int k = 0; k <= phases; k++) {
+			long due = start + k * phase.toNanos();
+			long wait;
+			while ((wait = due - System.nanoTime()) > 0) {
+				Thread.sleep(wait / 1_000_000, (int) (wait % 1_000_000));
+			}
+			cpu[k] = serverCpu.getAsLong();
+			at[k] = System.nanoTime();
+			clock.current = k;
+		}
+		running.set(false);
+		done.await();
+		List<Phase> result = new ArrayList<>(phases);
+		for (int k = 0; k < phases; k++) {
+			long responses = 0;
+			long failed = 0;
+			for (Worker worker : workers) {
+				responses += worker.phaseResponses[k];
+				failed += worker.phaseFailures[k];
+			}
+			result.add(new Phase(endpointOf.applyAsInt(k), responses, failed, at[k + 1] - at[k], cpu[k + 1] - cpu[k]));
+		}
+		return result;
+	}
+
+	/**
+	 * One phase of {@link #runPhased}: its endpoint's index, the 2xx responses completed in it, the other responses
+	 * and failed exchanges, its length and what the server spent in it, in nanoseconds.
+	 */
+	record Phase(int endpoint, long responses, long failures, long nanos, long serverCpuNanos) {
+
+		double requestsPerSecond() {
+			return this.responses * 1e9 / this.nanos;
+		}
+
+		double serverCpuMicrosPerRequest() {
+			return (this.responses > 0) ? this.serverCpuNanos / 1000.0 / this.responses : Double.NaN;
+		}
+
+	}
+
+	/** Which phase the load is in; one past the last when it is over. */
+	private static final class PhaseClock {
+
+		volatile int current = -1;
+
+		final int phases;
+
+		final IntUnaryOperator endpointOf;
+
+		PhaseClock(int phases, IntUnaryOperator endpointOf) {
+			this.phases = phases;
+			this.endpointOf = endpointOf;
+		}
+
+		/** The endpoint to send to now: the current phase's, the first one's before it starts. */
+		int endpoint() {
+			int phase = this.current;
+			return this.endpointOf.applyAsInt(Math.max(0, Math.min(phase, this.phases - 1)));
+		}
+
+	}
+
+	private static byte[][] requests(List<java.net.URI> urls) {
+		byte[][] requests = new byte[urls.size()][];
+		for (int i = 0; i < requests.length; i++) {
+			java.net.URI url = urls.get(i);
+			requests[i] = ("GET " + url.getRawPath() + ((url.getRawQuery() != null) ? "?" + url.getRawQuery() : "")
+					+ " HTTP/1.1\r\nHost: " + url.getHost() + ":" + port(url) + "\r\nAccept: application/json\r\n\r\n")
+				.getBytes(StandardCharsets.US_ASCII);
+		}
+		return requests;
 	}
 
 	private static int port(java.net.URI url) {
@@ -179,17 +277,48 @@ public final class HttpLoad {
 		/** Whether the last response said {@code Connection: close}. */
 		private boolean closing;
 
-		Worker(String host, int port, byte[][] requests, int first, AtomicBoolean running, CountDownLatch done) {
+		/** In phased load, which phase it is; {@code null} when the worker sends to its endpoints in turn. */
+		private final PhaseClock clock;
+
+		/** In phased load, by phase, the 2xx responses completed and the other responses and failed exchanges. */
+		final long[] phaseResponses;
+
+		final long[] phaseFailures;
+
+		Worker(String host, int port, byte[][] requests, int first, AtomicBoolean running, CountDownLatch done,
+				PhaseClock clock) {
 			this.host = host;
 			this.port = port;
 			this.requests = requests;
-			this.next = first;
+			this.next = (clock != null) ? clock.endpoint() : first;
 			this.running = running;
 			this.done = done;
+			this.clock = clock;
+			this.phaseResponses = new long[(clock != null) ? clock.phases : 0];
+			this.phaseFailures = new long[this.phaseResponses.length];
 			this.stats = new Stats[requests.length];
 			for (int i = 0; i < requests.length; i++) {
 				this.stats[i] = new Stats();
 			}
+		}
+
+		/** Count one exchange in the phase it completed in, and pick the endpoint of the next. */
+		private void countPhase(int status) {
+			PhaseClock clock = this.clock;
+			if (clock == null) {
+				this.next = (this.next + 1) % this.requests.length;
+				return;
+			}
+			int phase = clock.current;
+			if (phase >= 0 && phase < clock.phases) {
+				if (status >= 200 && status < 300) {
+					this.phaseResponses[phase]++;
+				}
+				else {
+					this.phaseFailures[phase]++;
+				}
+			}
+			this.next = clock.endpoint();
 		}
 
 		@Override
@@ -208,7 +337,7 @@ public final class HttpLoad {
 							out.flush();
 							int status = readResponse(in);
 							this.stats[this.next].record(System.nanoTime() - start, status);
-							this.next = (this.next + 1) % this.requests.length;
+							countPhase(status);
 							if (this.closing) {
 								// A complete response that ends the connection (Tomcat does so every 100 requests
 								// by default): counted by its status, then a new connection.
@@ -218,6 +347,7 @@ public final class HttpLoad {
 					}
 					catch (IOException ex) {
 						this.stats[this.next].other++; // the endpoint whose exchange failed
+						countPhase(-1);
 					}
 				}
 			}

@@ -4,8 +4,10 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 
 import com.sun.net.httpserver.HttpHandler;
 import com.sun.net.httpserver.HttpServer;
@@ -83,6 +85,38 @@ class HttpLoadTests {
 			// Each connection alternates, so the counts differ by at most one per connection.
 			assertThat(Math.abs(results.get(0).ok() - results.get(1).tooMany())).isLessThanOrEqualTo(2);
 			assertThat(results.get(0).meanMicros()).isPositive();
+		}
+		finally {
+			server.stop(0);
+		}
+	}
+
+	@Test
+	void phasedLoadSendsEachPhaseToItsEndpointAndReadsTheServersCpuAtEverySwitch() throws Exception {
+		HttpServer server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+		server.createContext("/", (exchange) -> {
+			byte[] body = "{}".getBytes(StandardCharsets.UTF_8);
+			exchange.sendResponseHeaders(exchange.getRequestURI().getPath().equals("/limited") ? 429 : 200, body.length);
+			exchange.getResponseBody().write(body);
+			exchange.close();
+		});
+		server.start();
+		try {
+			URI base = URI.create("http://127.0.0.1:" + server.getAddress().getPort());
+			AtomicLong cpu = new AtomicLong();
+			List<HttpLoad.Phase> phases = HttpLoad.runPhased(List.of(base.resolve("/plain"), base.resolve("/limited")),
+					2, Duration.ofMillis(300), 4, HttpOverhead::phaseEndpoint, () -> cpu.addAndGet(1_000));
+			assertThat(phases).extracting(HttpLoad.Phase::endpoint).containsExactly(0, 1, 1, 0);
+			assertThat(phases).allSatisfy((phase) -> {
+				assertThat(phase.serverCpuNanos()).isEqualTo(1_000);
+				assertThat(phase.nanos()).isGreaterThanOrEqualTo(250_000_000L);
+				// The limited endpoint answers 429, counted apart; at a switch, a connection may still be answered
+				// by the endpoint it sent to before.
+				long sentElsewhere = (phase.endpoint() == 0) ? phase.failures() : phase.responses();
+				long sentHere = (phase.endpoint() == 0) ? phase.responses() : phase.failures();
+				assertThat(sentElsewhere).isLessThanOrEqualTo(2);
+				assertThat(sentHere).isPositive();
+			});
 		}
 		finally {
 			server.stop(0);
