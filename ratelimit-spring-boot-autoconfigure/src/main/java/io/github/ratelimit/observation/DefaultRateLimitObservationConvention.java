@@ -47,16 +47,21 @@ public class DefaultRateLimitObservationConvention implements RateLimitObservati
 		return keyValues(context).byOutcome[outcomeIndex(context)];
 	}
 
+	/** The policy's key values: found once per observation (at start), then kept in its context for the stop. */
 	private PolicyKeyValues keyValues(RateLimitObservationContext context) {
+		PolicyKeyValues found = context.conventionKeyValues;
+		if (found != null) {
+			return found;
+		}
 		String policy = context.getPolicy().name();
 		PolicyKeyValues keyValues = this.byPolicy.get(policy);
-		if (keyValues != null && keyValues.store.equals(context.getStore())) {
-			return keyValues;
+		if (keyValues == null || !keyValues.store.equals(context.getStore())) {
+			keyValues = new PolicyKeyValues(policy, context.getStore());
+			if (this.byPolicy.size() < MAX_POLICIES) {
+				this.byPolicy.put(policy, keyValues);
+			}
 		}
-		keyValues = new PolicyKeyValues(policy, context.getStore());
-		if (this.byPolicy.size() < MAX_POLICIES) {
-			this.byPolicy.put(policy, keyValues);
-		}
+		context.conventionKeyValues = keyValues;
 		return keyValues;
 	}
 
@@ -91,7 +96,7 @@ public class DefaultRateLimitObservationConvention implements RateLimitObservati
 	}
 
 	/** One policy's key values, by outcome index. */
-	private static final class PolicyKeyValues {
+	static final class PolicyKeyValues {
 
 		private final String store;
 

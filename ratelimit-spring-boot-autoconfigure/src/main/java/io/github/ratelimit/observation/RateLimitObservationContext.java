@@ -31,12 +31,17 @@ public class RateLimitObservationContext extends Observation.Context {
 	long startedAt;
 
 	/**
-	 * The low-cardinality key values this context holds, as the one instance that was added, while that is known;
-	 * {@code null} once others were added or some removed. Saves building them sorted out of a map for every
-	 * decision: the convention gives the same keys at start and at stop. Guarded by this context, so that a key value
-	 * added by another thread between holding and adding is never lost.
+	 * The low-cardinality key values, kept here rather than in the context's map for as long as they are only ever
+	 * given whole with the same keys (as the convention gives them at start and at stop); {@code null} once they moved
+	 * to the map. A decision takes microseconds: putting each key value into a concurrent map, twice, and the map's
+	 * table and entries, were a good part of what observing it cost. A key value added or removed one by one, or a set
+	 * with other keys, moves them to the map, which keeps them from then on. Guarded by this context, so that a key value
+	 * another thread adds while they move is never lost.
 	 */
 	private @Nullable KeyValues lowCardinalityKeyValues = KeyValues.empty();
+
+	/** The default convention's key values of the policy, found once per observation rather than at start and stop. */
+	DefaultRateLimitObservationConvention.@Nullable PolicyKeyValues conventionKeyValues;
 
 	/**
 	 * Create a context.
@@ -102,54 +107,78 @@ public class RateLimitObservationContext extends Observation.Context {
 
 	@Override
 	public synchronized Observation.Context addLowCardinalityKeyValue(KeyValue keyValue) {
-		this.lowCardinalityKeyValues = null;
+		moveToMap();
 		return super.addLowCardinalityKeyValue(keyValue);
 	}
 
 	@Override
 	public synchronized Observation.Context addLowCardinalityKeyValues(KeyValues keyValues) {
-		KeyValues held = this.lowCardinalityKeyValues;
-		if (!keyValues.iterator().hasNext()) {
-			return this; // as a filter adding no common key values does on every observation
+		KeyValues kept = this.lowCardinalityKeyValues;
+		if (kept != null) {
+			if (!keyValues.iterator().hasNext()) {
+				return this; // as a filter adding no common key values does on every observation
+			}
+			if (!kept.iterator().hasNext() || sameKeys(kept, keyValues)) {
+				this.lowCardinalityKeyValues = keyValues;
+				return this;
+			}
 		}
-		super.addLowCardinalityKeyValues(keyValues); // one by one, each forgetting what was held
-		if (held != null && replacesAll(held, keyValues)) {
-			this.lowCardinalityKeyValues = keyValues;
-		}
-		return this;
+		return super.addLowCardinalityKeyValues(keyValues); // one by one, through addLowCardinalityKeyValue
 	}
 
 	@Override
 	public synchronized Observation.Context removeLowCardinalityKeyValue(String keyName) {
-		this.lowCardinalityKeyValues = null;
+		moveToMap();
 		return super.removeLowCardinalityKeyValue(keyName);
 	}
 
 	@Override
 	public synchronized Observation.Context removeLowCardinalityKeyValues(String... keyNames) {
-		this.lowCardinalityKeyValues = null;
+		moveToMap();
 		return super.removeLowCardinalityKeyValues(keyNames);
 	}
 
 	@Override
 	public synchronized KeyValues getLowCardinalityKeyValues() {
-		KeyValues held = this.lowCardinalityKeyValues;
-		return (held != null) ? held : super.getLowCardinalityKeyValues();
+		KeyValues kept = this.lowCardinalityKeyValues;
+		return (kept != null) ? kept : super.getLowCardinalityKeyValues();
 	}
 
-	/** Whether adding {@code added} to exactly {@code held} leaves exactly {@code added}: none held, or the same keys. */
-	private static boolean replacesAll(KeyValues held, KeyValues added) {
-		Iterator<KeyValue> heldKeys = held.iterator();
-		if (!heldKeys.hasNext()) {
-			return true;
+	@Override
+	public synchronized @Nullable KeyValue getLowCardinalityKeyValue(String key) {
+		KeyValues kept = this.lowCardinalityKeyValues;
+		if (kept == null) {
+			return super.getLowCardinalityKeyValue(key);
 		}
-		Iterator<KeyValue> addedKeys = added.iterator();
-		while (heldKeys.hasNext() && addedKeys.hasNext()) {
-			if (!heldKeys.next().getKey().equals(addedKeys.next().getKey())) {
+		for (KeyValue keyValue : kept) {
+			if (keyValue.getKey().equals(key)) {
+				return keyValue;
+			}
+		}
+		return null;
+	}
+
+	/** Put the key values kept here into the context's map, which holds them from now on. */
+	private void moveToMap() {
+		KeyValues kept = this.lowCardinalityKeyValues;
+		if (kept != null) {
+			this.lowCardinalityKeyValues = null;
+			for (KeyValue keyValue : kept) {
+				super.addLowCardinalityKeyValue(keyValue);
+			}
+		}
+	}
+
+	/** Whether both have the same keys: key values are sorted by key, so in the same order. */
+	private static boolean sameKeys(KeyValues first, KeyValues second) {
+		Iterator<KeyValue> firstKeys = first.iterator();
+		Iterator<KeyValue> secondKeys = second.iterator();
+		while (firstKeys.hasNext() && secondKeys.hasNext()) {
+			if (!firstKeys.next().getKey().equals(secondKeys.next().getKey())) {
 				return false;
 			}
 		}
-		return !heldKeys.hasNext() && !addedKeys.hasNext();
+		return !firstKeys.hasNext() && !secondKeys.hasNext();
 	}
 
 	/**

@@ -68,6 +68,17 @@ class RateLimitObservationContextTests {
 	}
 
 	@Test
+	void aKeyValueIsFoundByItsKeyWhereverTheContextKeepsThem() {
+		RateLimitObservationContext context = observed(ObservationRegistry.create(), (observation) -> {
+		});
+		assertThat(context.getLowCardinalityKeyValue("policy")).isEqualTo(KeyValue.of("policy", "orders"));
+		assertThat(context.getLowCardinalityKeyValue("tenant")).isNull();
+		context.addLowCardinalityKeyValue(KeyValue.of("tenant", "acme"));
+		assertThat(context.getLowCardinalityKeyValue("policy")).isEqualTo(KeyValue.of("policy", "orders"));
+		assertThat(context.getLowCardinalityKeyValue("tenant")).isEqualTo(KeyValue.of("tenant", "acme"));
+	}
+
+	@Test
 	void keyValuesWithOtherKeysAreMergedWithThoseHeld() {
 		RateLimitObservationContext context = new RateLimitObservationContext(this.policy, "memory");
 		context.addLowCardinalityKeyValues(KeyValues.of("a", "1", "b", "2"));
