@@ -48,6 +48,8 @@ public final class RateLimitPolicy {
 
 	private final FailureMode failureMode;
 
+	private final PolicyMode mode;
+
 	private final long unitsPerToken;
 
 	private final long unitsPerMilli;
@@ -67,6 +69,7 @@ public final class RateLimitPolicy {
 		this.windowMillis = this.window.toMillis();
 		this.burst = (builder.burst != null) ? Checks.atLeast(builder.burst, 1, "burst") : this.limit;
 		this.failureMode = Checks.notNull(builder.failureMode, "failureMode");
+		this.mode = Checks.notNull(builder.mode, "mode");
 		// A rate of limit/window as exact integers: one token is unitsPerToken units, and unitsPerMilli units
 		// accrue per millisecond. Dividing by the gcd keeps the numbers small for round values.
 		long gcd = gcd(this.limit, this.windowMillis);
@@ -136,7 +139,8 @@ public final class RateLimitPolicy {
 			.limit(this.limit)
 			.window(this.window)
 			.burst(this.burst)
-			.failureMode(this.failureMode);
+			.failureMode(this.failureMode)
+			.mode(this.mode);
 	}
 
 	/**
@@ -215,6 +219,15 @@ public final class RateLimitPolicy {
 	}
 
 	/**
+	 * Return whether the policy rejects what it does not admit, or only reports it.
+	 * @return the mode, {@link PolicyMode#ENFORCE} by default
+	 * @since 0.2.0
+	 */
+	public PolicyMode mode() {
+		return this.mode;
+	}
+
+	/**
 	 * Return how many units make one token in the exact integer form of the rate {@code limit/window} used by the
 	 * bucket algorithms: {@code window / gcd(limit, window)} (window in milliseconds).
 	 * @return the units per token
@@ -234,7 +247,7 @@ public final class RateLimitPolicy {
 
 	/**
 	 * Two policies are equal when they count the same way: same name, variant, algorithm, limit, window and burst.
-	 * The failure mode does not take part, since it does not change the counters.
+	 * The failure mode and the mode do not take part, since they do not change the counters.
 	 */
 	@Override
 	public boolean equals(@Nullable Object obj) {
@@ -265,7 +278,8 @@ public final class RateLimitPolicy {
 	@Override
 	public String toString() {
 		return "RateLimitPolicy[" + this.name + (this.variant.isEmpty() ? "" : " (" + this.variant + ")") + ": "
-				+ describe() + ", failure mode " + this.failureMode + "]";
+				+ describe() + ", failure mode " + this.failureMode
+				+ ((this.mode == PolicyMode.SHADOW) ? ", shadow" : "") + "]";
 	}
 
 	/**
@@ -286,6 +300,8 @@ public final class RateLimitPolicy {
 		private @Nullable Long burst;
 
 		private FailureMode failureMode = FailureMode.ALLOW;
+
+		private PolicyMode mode = PolicyMode.ENFORCE;
 
 		private Builder(String name) {
 			this.name = name;
@@ -352,6 +368,19 @@ public final class RateLimitPolicy {
 		 */
 		public Builder failureMode(FailureMode failureMode) {
 			this.failureMode = failureMode;
+			return this;
+		}
+
+		/**
+		 * Set whether the policy rejects what it does not admit; {@link PolicyMode#ENFORCE} by default. The limiter
+		 * decides a shadow policy as any other: it is the caller that lets its rejections pass, and listeners that
+		 * report them apart.
+		 * @param mode the mode
+		 * @return this builder
+		 * @since 0.2.0
+		 */
+		public Builder mode(PolicyMode mode) {
+			this.mode = mode;
 			return this;
 		}
 

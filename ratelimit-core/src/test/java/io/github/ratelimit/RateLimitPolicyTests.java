@@ -29,6 +29,17 @@ class RateLimitPolicyTests {
 	}
 
 	@Test
+	void aShadowPolicyCountsAsTheEnforcedOneAndItsBuilderKeepsTheMode() {
+		RateLimitPolicy enforced = RateLimitPolicy.builder("search").limit(3).window(Duration.ofMinutes(1)).build();
+		RateLimitPolicy shadow = enforced.toBuilder().mode(PolicyMode.SHADOW).build();
+		assertThat(enforced.mode()).isEqualTo(PolicyMode.ENFORCE);
+		assertThat(shadow.mode()).isEqualTo(PolicyMode.SHADOW);
+		assertThat(shadow.toBuilder().build().mode()).isEqualTo(PolicyMode.SHADOW);
+		assertThat(shadow).isEqualTo(enforced).hasSameHashCodeAs(enforced);
+		assertThat(shadow).hasToString("RateLimitPolicy[search: FIXED 3 per 1m, failure mode ALLOW, shadow]");
+	}
+
+	@Test
 	void theRateIsKeptAsExactIntegers() {
 		RateLimitPolicy policy = RateLimitPolicy.builder("p").limit(7).window(Duration.ofSeconds(3)).build();
 		assertThat(policy.unitsPerToken()).isEqualTo(3000);

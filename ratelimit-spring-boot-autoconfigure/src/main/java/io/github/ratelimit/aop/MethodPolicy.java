@@ -3,6 +3,7 @@ package io.github.ratelimit.aop;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
 
+import io.github.ratelimit.PolicyMode;
 import io.github.ratelimit.RateLimitPolicy;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -47,17 +48,15 @@ final class MethodPolicy {
 
 	private final @Nullable Expression skip;
 
-	private final boolean shadow;
-
 	/** The policy as each plan that changes it has it. */
 	private final Map<String, RateLimitPolicy> planned;
 
 	MethodPolicy(RateLimitPolicy policy, String declaration, String keyExpression, KeySource key, CostSource cost) {
-		this(policy, declaration, keyExpression, key, cost, null, null, false, Map.of());
+		this(policy, declaration, keyExpression, key, cost, null, null, Map.of());
 	}
 
 	MethodPolicy(RateLimitPolicy policy, String declaration, String keyExpression, KeySource key, CostSource cost,
-			@Nullable CountOn countOn, @Nullable Expression skip, boolean shadow, Map<String, RateLimitPolicy> planned) {
+			@Nullable CountOn countOn, @Nullable Expression skip, Map<String, RateLimitPolicy> planned) {
 		this.planned = Map.copyOf(planned);
 		this.policy = policy;
 		this.declaration = declaration;
@@ -66,7 +65,6 @@ final class MethodPolicy {
 		this.cost = cost;
 		this.countOn = countOn;
 		this.skip = skip;
-		this.shadow = shadow;
 	}
 
 	/** The outcomes that count, or {@code null} if every admitted request does. */
@@ -80,7 +78,7 @@ final class MethodPolicy {
 
 	/** Whether the policy only reports what it would have rejected. */
 	boolean shadow() {
-		return this.shadow;
+		return this.policy.mode() == PolicyMode.SHADOW;
 	}
 
 	/**

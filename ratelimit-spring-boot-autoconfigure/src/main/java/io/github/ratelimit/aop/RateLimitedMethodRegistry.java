@@ -297,6 +297,7 @@ public final class RateLimitedMethodRegistry implements SmartInitializingSinglet
 		Long burst = (override.burst() != null) ? override.burst()
 				: (annotation.burst() != RateLimited.UNSET) ? Long.valueOf(annotation.burst()) : null;
 		FailureMode failureMode = (override.failureMode() != null) ? override.failureMode() : this.defaultFailureMode;
+		PolicyMode mode = (override.mode() != null) ? override.mode() : annotation.mode();
 		RateLimitPolicy policy;
 		try {
 			policy = RateLimitPolicy.builder(name)
@@ -305,6 +306,7 @@ public final class RateLimitedMethodRegistry implements SmartInitializingSinglet
 				.window(window)
 				.burst(burst)
 				.failureMode(failureMode)
+				.mode(mode)
 				.build();
 			this.storeCheck.accept(policy);
 		}
@@ -325,10 +327,9 @@ public final class RateLimitedMethodRegistry implements SmartInitializingSinglet
 		}
 		String skip = ((override.skip() != null) ? override.skip() : annotation.skip()).trim();
 		Expression skipExpression = skip.isEmpty() ? null : parse(skip, "skip", name, where);
-		PolicyMode mode = (override.mode() != null) ? override.mode() : annotation.mode();
 		String declaration = declarationOf(where);
 		return new MethodPolicy(policy, declaration, keyExpression, key, cost, countOn, skipExpression,
-				mode == PolicyMode.SHADOW, planned(policy, where));
+				planned(policy, where));
 	}
 
 	/** The policy as each plan that changes it has it, checked like the policy itself. */

@@ -3,6 +3,7 @@ package io.github.ratelimit.autoconfigure;
 import java.util.concurrent.ConcurrentHashMap;
 
 import io.github.ratelimit.Decision;
+import io.github.ratelimit.PolicyMode;
 import io.github.ratelimit.RateLimitListener;
 import io.github.ratelimit.RateLimitPolicy;
 import io.github.ratelimit.limiter.RateLimiter;
@@ -27,7 +28,8 @@ import org.springframework.core.annotation.Order;
 /**
  * Micrometer counters of decisions, when a {@link MeterRegistry} is available: {@code ratelimit.decisions} tagged
  * with {@code policy} and {@code outcome} ({@code allowed}, {@code rejected}, {@code rejected_locally},
- * {@code local_fallback_allowed}, {@code local_fallback_rejected}, {@code fail_open}, {@code fail_closed}),
+ * {@code local_fallback_allowed}, {@code local_fallback_rejected}, {@code fail_open}, {@code fail_closed}, and
+ * {@code shadow_rejected} for whatever a policy in shadow mode would have rejected),
  * {@code ratelimit.near.limit} (admissions after which at least {@code ratelimit.metrics.near-limit-ratio} of the
  * capacity is in use, as Envoy's {@code near_limit}), {@code ratelimit.store.failures} tagged with {@code policy} and
  * {@code cause}, and the gauges {@code ratelimit.circuit.open} and {@code ratelimit.memory.keys}. Tags never carry
@@ -103,7 +105,7 @@ public final class RateLimitMetricsAutoConfiguration {
 		@Override
 		public void onDecision(RateLimitPolicy policy, Decision decision) {
 			PolicyMeters meters = meters(policy.name());
-			meters.decisions(decision).increment();
+			meters.decisions(decision, policy.mode() == PolicyMode.SHADOW).increment();
 			if (decision.allowed() && decision.isKnown()
 					&& decision.limit() - decision.remaining() >= this.nearLimitRatio * decision.limit()) {
 				meters.nearLimit().increment();
@@ -150,7 +152,7 @@ public final class RateLimitMetricsAutoConfiguration {
 	private static final class PolicyMeters {
 
 		private static final String[] OUTCOMES = { "allowed", "rejected", "rejected_locally", "local_fallback_allowed",
-				"local_fallback_rejected", "fail_open", "fail_closed" };
+				"local_fallback_rejected", "fail_open", "fail_closed", "shadow_rejected" };
 
 		private final MeterRegistry registry;
 
@@ -170,8 +172,9 @@ public final class RateLimitMetricsAutoConfiguration {
 			this.policy = policy;
 		}
 
-		Counter decisions(Decision decision) {
-			int outcome = outcome(decision);
+		Counter decisions(Decision decision, boolean shadow) {
+			// A shadow policy rejects nothing: what it would have rejected is an outcome of its own.
+			int outcome = (shadow && !decision.allowed()) ? 7 : outcome(decision);
 			Counter counter = this.decisions[outcome];
 			if (counter == null) {
 				// Registering twice is harmless: the registry gives back the counter it holds.

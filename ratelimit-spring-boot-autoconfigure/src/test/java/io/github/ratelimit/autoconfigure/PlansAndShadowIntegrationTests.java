@@ -68,7 +68,7 @@ class PlansAndShadowIntegrationTests {
 	}
 
 	@Test
-	void aShadowPolicyReportsWhatItWouldHaveRejectedAndSendsNoHeaders() {
+	void aShadowPolicyReportsWhatItWouldHaveRejectedApartFromRejectionsAndSendsNoHeaders() {
 		ShadowListener listener = new ShadowListener();
 		TestObservationRegistry observations = TestObservationRegistry.create();
 		this.runner.withBean(ShadowListener.class, () -> listener)
@@ -83,8 +83,15 @@ class PlansAndShadowIntegrationTests {
 						.andExpect(header().doesNotExist("RateLimit-Limit"));
 				}
 				assertThat(listener.rejections).hasValue(3);
-				assertThat(context.getBean(MeterRegistry.class).get("ratelimit.shadow.rejections")
-					.tag("policy", "shadowed").counter().count()).isEqualTo(3);
+				MeterRegistry meters = context.getBean(MeterRegistry.class);
+				assertThat(meters.get("ratelimit.shadow.rejections").tag("policy", "shadowed").counter().count())
+					.isEqualTo(3);
+				// Counted as decisions of their own: a PromQL sum of rejections must not count requests that passed.
+				assertThat(meters.get("ratelimit.decisions").tag("policy", "shadowed").tag("outcome", "shadow_rejected")
+					.counter().count()).isEqualTo(3);
+				assertThat(meters.get("ratelimit.decisions").tag("policy", "shadowed").tag("outcome", "allowed")
+					.counter().count()).isEqualTo(1);
+				assertThat(meters.find("ratelimit.decisions").tag("outcome", "rejected").counter()).isNull();
 				TestObservationRegistryAssert.assertThat(observations)
 					.hasAnObservation((observation) -> observation.hasLowCardinalityKeyValue("outcome", "shadow-rejected")
 						.hasLowCardinalityKeyValue("policy", "shadowed"));
