@@ -658,6 +658,7 @@ public final class RateLimitedMethodRegistry implements SmartInitializingSinglet
 				sources.put(attribute, filter + "." + attribute);
 			}
 			sources.put("failure-mode", filter + ".failure-mode");
+			sources.put("mode", filter + ".mode");
 		}
 		else {
 			PolicyOverride override = this.overrides.getOrDefault(name, PolicyOverride.NONE);
@@ -670,13 +671,29 @@ public final class RateLimitedMethodRegistry implements SmartInitializingSinglet
 			}
 			sources.put("failure-mode",
 					(override.failureMode() != null) ? property + ".failure-mode" : "ratelimit.failure-mode");
+			sources.put("mode", (override.mode() != null) ? property + ".mode" : "annotation");
 		}
 		Map<String, RateLimitPolicy> plans = new LinkedHashMap<>();
 		synchronized (this.declared) {
 			plans.putAll(this.planned.getOrDefault(name, Map.of()));
 		}
+		Map<String, Map<String, String>> planSources = new LinkedHashMap<>();
+		plans.forEach((plan, variant) -> planSources.put(plan, planSources(plan, name, variant)));
 		return new DeclaredPolicy(policy, List.copyOf(declaredBy), Collections.unmodifiableMap(sources),
-				Collections.unmodifiableMap(plans));
+				Collections.unmodifiableMap(plans), Collections.unmodifiableMap(planSources));
+	}
+
+	/** By attribute, where a plan's variant has its value: the plan's property, or the policy as declared. */
+	private Map<String, String> planSources(String plan, String name, RateLimitPolicy variant) {
+		PlanOverride override = this.plans.getOrDefault(plan, Map.of()).get(name);
+		String property = "ratelimit.plans." + plan + "." + bracketed(name);
+		Map<String, String> sources = new LinkedHashMap<>();
+		sources.put("limit", (override != null && override.limit() != null) ? property + ".limit" : "policy");
+		sources.put("window", (override != null && override.window() != null) ? property + ".window" : "policy");
+		if (variant.algorithm().isBucket()) {
+			sources.put("burst", (override != null && override.burst() != null) ? property + ".burst" : "policy");
+		}
+		return Collections.unmodifiableMap(sources);
 	}
 
 	/**
@@ -686,9 +703,11 @@ public final class RateLimitedMethodRegistry implements SmartInitializingSinglet
 	 * @param declaredBy the methods that declare it
 	 * @param sources by attribute, the source of its value
 	 * @param plans by plan ({@code ratelimit.plans.<plan>}), the policy as that plan changes it
+	 * @param planSources by plan, by attribute, the source of the variant's value: the plan's property, or
+	 * {@code policy} for a value the variant keeps from the policy
 	 */
 	public record DeclaredPolicy(RateLimitPolicy policy, List<String> declaredBy, Map<String, String> sources,
-			Map<String, RateLimitPolicy> plans) {
+			Map<String, RateLimitPolicy> plans, Map<String, Map<String, String>> planSources) {
 	}
 
 	private record Declaration(String where, @Nullable RateLimitPolicy policy) {

@@ -1,5 +1,6 @@
 package io.github.ratelimit.autoconfigure;
 
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -71,7 +72,8 @@ public class RateLimitsEndpoint {
 
 	/**
 	 * Read one key's state under a policy without taking a unit: asked as a request that costs more than the
-	 * capacity, which every store rejects and counts nothing for.
+	 * capacity, which every store rejects and counts nothing for. A policy that plans change is read under each of
+	 * them too: a client of a plan is counted by its plan's variant, apart from the policy as declared.
 	 * @param policy the policy's name
 	 * @param keyPath the key, as the limiter sees it (the key expression's value, or the client's address; an IPv6
 	 * network's {@code /} is a path separator, so the rest of the path is the key)
@@ -86,9 +88,16 @@ public class RateLimitsEndpoint {
 			return null;
 		}
 		RateLimitPolicy limit = declared.policy();
-		Decision probe = this.rateLimiter.store().tryAcquire(limit, StoreKeys.bounded(key), limit.capacity() + 1);
-		return new KeyDescriptor(limit.name(), key, probe.limit(), probe.remaining(), probe.resetAfterSeconds(),
-				this.rateLimiter.isCircuitOpen(limit, key));
+		Map<String, KeyState> plans = new LinkedHashMap<>();
+		declared.plans().forEach((plan, variant) -> plans.put(plan, state(variant, key)));
+		KeyState state = state(limit, key);
+		return new KeyDescriptor(limit.name(), key, state.limit(), state.remaining(), state.resetAfterSeconds(),
+				this.rateLimiter.isCircuitOpen(limit, key), plans);
+	}
+
+	private KeyState state(RateLimitPolicy policy, String key) {
+		Decision probe = this.rateLimiter.store().tryAcquire(policy, StoreKeys.bounded(key), policy.capacity() + 1);
+		return new KeyState(probe.limit(), probe.remaining(), probe.resetAfterSeconds());
 	}
 
 	/**
@@ -115,11 +124,13 @@ public class RateLimitsEndpoint {
 
 	private static PolicyDescriptor describe(DeclaredPolicy declared) {
 		RateLimitPolicy policy = declared.policy();
-		Map<String, String> plans = new java.util.LinkedHashMap<>();
-		declared.plans().forEach((plan, variant) -> plans.put(plan, variant.describe()));
+		Map<String, PlanDescriptor> plans = new LinkedHashMap<>();
+		declared.plans().forEach((plan, variant) -> plans.put(plan, new PlanDescriptor(variant.limit(),
+				Durations.format(variant.window()), variant.algorithm().isBucket() ? variant.burst() : null,
+				declared.planSources().getOrDefault(plan, Map.of()))));
 		return new PolicyDescriptor(policy.name(), policy.algorithm().name(), policy.limit(),
 				Durations.format(policy.window()), policy.algorithm().isBucket() ? policy.burst() : null,
-				policy.failureMode().name(), declared.declaredBy(), declared.sources(), plans);
+				policy.failureMode().name(), policy.mode().name(), declared.declaredBy(), declared.sources(), plans);
 	}
 
 	/**
@@ -138,12 +149,25 @@ public class RateLimitsEndpoint {
 	 * @param window the window
 	 * @param burst the burst of the bucket algorithms
 	 * @param failureMode the failure mode
+	 * @param mode whether it rejects ({@code ENFORCE}) or only reports ({@code SHADOW}) (since 0.2.0)
 	 * @param declaredBy the methods that declare it
 	 * @param sources by attribute, where its value came from
 	 * @param plans by plan, how the policy counts under it (from {@code ratelimit.plans.<plan>.<policy>})
 	 */
 	public record PolicyDescriptor(String name, String algorithm, long limit, String window, @Nullable Long burst,
-			String failureMode, List<String> declaredBy, Map<String, String> sources, Map<String, String> plans) {
+			String failureMode, String mode, List<String> declaredBy, Map<String, String> sources,
+			Map<String, PlanDescriptor> plans) {
+	}
+
+	/**
+	 * How a policy counts under one plan, and where each value came from.
+	 * @param limit the limit
+	 * @param window the window
+	 * @param burst the burst of the bucket algorithms
+	 * @param sources by attribute, the plan's property that set it, or {@code policy} for a value kept from the policy
+	 * @since 0.2.0
+	 */
+	public record PlanDescriptor(long limit, String window, @Nullable Long burst, Map<String, String> sources) {
 	}
 
 	/**
@@ -154,9 +178,20 @@ public class RateLimitsEndpoint {
 	 * @param remaining the units that could pass now
 	 * @param resetAfterSeconds seconds until the full capacity is back
 	 * @param circuitOpen whether the circuit in front of the store's part holding the key is open
+	 * @param plans by plan that changes the policy, the key's state under that plan's variant (since 0.2.0)
 	 */
 	public record KeyDescriptor(String policy, String key, long limit, long remaining, long resetAfterSeconds,
-			boolean circuitOpen) {
+			boolean circuitOpen, Map<String, KeyState> plans) {
+	}
+
+	/**
+	 * One key's counters under one variant of a policy.
+	 * @param limit the capacity
+	 * @param remaining the units that could pass now
+	 * @param resetAfterSeconds seconds until the full capacity is back
+	 * @since 0.2.0
+	 */
+	public record KeyState(long limit, long remaining, long resetAfterSeconds) {
 	}
 
 }

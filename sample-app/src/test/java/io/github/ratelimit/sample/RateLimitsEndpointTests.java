@@ -5,6 +5,7 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 
+import io.github.ratelimit.test.RedisServer;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.SpringApplication;
@@ -42,7 +43,11 @@ class RateLimitsEndpointTests {
 				.contains("\"burst\":\"ratelimit.filters.edge.burst\"")
 				.contains("\"name\":\"account\"")
 				.contains("\"limit\":\"ratelimit.policies.account.limit\"")
-				.contains("\"plans\":{\"free\":\"SLIDING_LOG 3 per 1m\",\"pro\":\"SLIDING_LOG 10 per 1m\"}");
+				.contains("\"mode\":\"ENFORCE\"")
+				.contains("\"plans\":{\"free\":{\"limit\":3,\"window\":\"1m\"")
+				.contains("\"sources\":{\"limit\":\"ratelimit.plans.free.quota.limit\",\"window\":\"policy\"}")
+				.contains("\"pro\":{\"limit\":10,\"window\":\"1m\"")
+				.contains("\"sources\":{\"limit\":\"ratelimit.plans.pro.quota.limit\",\"window\":\"policy\"}");
 			awayFromAMinutesEdge();
 			for (int i = 0; i < 3; i++) {
 				send(app, "GET", "/api/v1/users/endpoint-user/orders");
@@ -83,6 +88,32 @@ class RateLimitsEndpointTests {
 	}
 
 	@Test
+	void onRedisTheResetAlsoForgetsTheRejectionsThisInstanceRemembers() throws Exception {
+		try (RedisServer redis = RedisServer.start();
+				ConfigurableApplicationContext app = start("--spring.profiles.active=redis",
+						"--spring.data.redis.host=" + redis.host(), "--spring.data.redis.port=" + redis.port(),
+						"--ratelimit.redis.key-prefix=endpoint-" + System.nanoTime(), "--ratelimit.redis.timeout=2s",
+						"--ratelimit.filters.edge.enabled=false", "--management.endpoints.web.exposure.include=ratelimits",
+						"--management.endpoint.ratelimits.access=unrestricted")) {
+			awayFromAMinutesEdge();
+			for (int i = 0; i < 10; i++) {
+				assertThat(send(app, "GET", "/api/v1/users/cached/orders").statusCode()).isEqualTo(200);
+			}
+			assertThat(send(app, "GET", "/api/v1/users/cached/orders").statusCode()).isEqualTo(429);
+			// Not counted: the call an instance makes about once a second to register its parameters (HSET).
+			long scriptCalls = redis.commandCalls("evalsha") - redis.commandCalls("hset");
+			assertThat(send(app, "GET", "/api/v1/users/cached/orders").statusCode()).isEqualTo(429);
+			assertThat(redis.commandCalls("evalsha") - redis.commandCalls("hset"))
+				.as("turned away by the deny cache, without asking Redis")
+				.isEqualTo(scriptCalls);
+			assertThat(send(app, "DELETE", "/actuator/ratelimits/orders/cached").statusCode()).isEqualTo(200);
+			HttpResponse<String> unblocked = send(app, "GET", "/api/v1/users/cached/orders");
+			assertThat(unblocked.statusCode()).isEqualTo(200);
+			assertThat(unblocked.headers().firstValue("RateLimit-Remaining")).hasValue("9");
+		}
+	}
+
+	@Test
 	void theResetUnblocksAClientOfAnyPlan() throws Exception {
 		try (ConfigurableApplicationContext app = start("--management.endpoints.web.exposure.include=ratelimits",
 				"--management.endpoint.ratelimits.access=unrestricted", "--ratelimit.filters.edge.enabled=false")) {
@@ -94,6 +125,27 @@ class RateLimitsEndpointTests {
 			HttpResponse<String> unblocked = send(app, "GET", "/api/v1/quota", "pro-reset");
 			assertThat(unblocked.statusCode()).isEqualTo(200);
 			assertThat(unblocked.body()).contains("\"remaining\":9");
+		}
+	}
+
+	@Test
+	void aKeysStateIsReadUnderEveryPlanThatCountsItsClientsApart() throws Exception {
+		try (ConfigurableApplicationContext app = start("--management.endpoints.web.exposure.include=ratelimits",
+				"--ratelimit.filters.edge.enabled=false")) {
+			for (int i = 0; i < 4; i++) {
+				assertThat(send(app, "GET", "/api/v1/quota", "pro-read").statusCode()).isEqualTo(200);
+			}
+			for (int i = 0; i < 2; i++) {
+				assertThat(send(app, "GET", "/api/v1/quota", "free-read").statusCode()).isEqualTo(200);
+			}
+			assertThat(send(app, "GET", "/actuator/ratelimits/quota/pro-read").body())
+				.contains("\"plans\":{\"free\":{\"limit\":3,\"remaining\":3,")
+				.contains("\"pro\":{\"limit\":10,\"remaining\":6,");
+			assertThat(send(app, "GET", "/actuator/ratelimits/quota/free-read").body())
+				.contains("\"plans\":{\"free\":{\"limit\":3,\"remaining\":1,")
+				.contains("\"pro\":{\"limit\":10,\"remaining\":10,");
+			// Reading took nothing: the pro client still has its six.
+			assertThat(send(app, "GET", "/api/v1/quota", "pro-read").body()).contains("\"remaining\":5");
 		}
 	}
 
