@@ -176,6 +176,7 @@ public final class RateLimitFilter extends OncePerRequestFilter {
 	/** The method layer's answer, written here since no controller advice runs before dispatch. */
 	private static void writeProblem(HttpServletResponse response, RateLimitException ex) throws IOException {
 		ProblemDetail problem = ex.getBody();
+		ex.applyRetryAfter(response);
 		response.setStatus(ex.getStatusCode().value());
 		response.setContentType(MediaType.APPLICATION_PROBLEM_JSON_VALUE);
 		response.setCharacterEncoding(StandardCharsets.UTF_8.name());

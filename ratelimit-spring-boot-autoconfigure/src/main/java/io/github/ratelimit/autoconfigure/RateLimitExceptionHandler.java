@@ -2,6 +2,7 @@ package io.github.ratelimit.autoconfigure;
 
 import io.github.ratelimit.web.InvalidRateLimitCostException;
 import io.github.ratelimit.web.RateLimitException;
+import jakarta.servlet.http.HttpServletResponse;
 
 import org.springframework.core.Ordered;
 import org.springframework.core.annotation.Order;
@@ -14,7 +15,8 @@ import org.springframework.web.bind.annotation.RestControllerAdvice;
 /**
  * Renders rate limit rejections as RFC 9457 problems: {@code 429} when a limit is exceeded, {@code 503} when the
  * store failed and the policy fails closed, {@code 400} for an invalid request cost. The rate limit headers
- * ({@code Retry-After} included) are already on the response, written by the interceptor.
+ * ({@code Retry-After} included) are already on the response, written by the interceptor; a 429 or 503 whose headers
+ * writer (an application's own) left {@code Retry-After} out gets it here.
  * <p>
  * Ordered last, so that an application's own {@code @ExceptionHandler} for these exceptions wins. Note that an
  * application advice handling {@code Exception} catches them too: handle {@link ErrorResponseException} there (or
@@ -25,7 +27,10 @@ import org.springframework.web.bind.annotation.RestControllerAdvice;
 class RateLimitExceptionHandler {
 
 	@ExceptionHandler({ RateLimitException.class, InvalidRateLimitCostException.class })
-	ResponseEntity<ProblemDetail> handleRateLimitException(ErrorResponseException ex) {
+	ResponseEntity<ProblemDetail> handleRateLimitException(ErrorResponseException ex, HttpServletResponse response) {
+		if (ex instanceof RateLimitException rejection) {
+			rejection.applyRetryAfter(response);
+		}
 		return ResponseEntity.status(ex.getStatusCode()).body(ex.getBody());
 	}
 

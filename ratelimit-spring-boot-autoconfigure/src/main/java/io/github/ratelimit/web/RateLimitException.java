@@ -2,7 +2,9 @@ package io.github.ratelimit.web;
 
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.RateLimitPolicy;
+import jakarta.servlet.http.HttpServletResponse;
 
+import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.ProblemDetail;
 import org.springframework.web.ErrorResponseException;
@@ -54,6 +56,28 @@ public abstract class RateLimitException extends ErrorResponseException {
 	 */
 	public Decision getDecision() {
 		return this.decision;
+	}
+
+	/**
+	 * Return the seconds the client is told to wait before retrying: the response's {@code Retry-After} and the
+	 * problem's {@code retryAfter}.
+	 * @return the seconds, at least 1
+	 * @since 0.2.0
+	 */
+	public long getRetryAfterSeconds() {
+		return AppliedRateLimit.retryAfterSeconds(this.policy, this.decision);
+	}
+
+	/**
+	 * Give the response a {@code Retry-After} if the headers writer did not: an application's own writer may leave it
+	 * out, and every 429 and 503 must still say when to come back.
+	 * @param response the response, not yet committed
+	 * @since 0.2.0
+	 */
+	public void applyRetryAfter(HttpServletResponse response) {
+		if (!response.containsHeader(HttpHeaders.RETRY_AFTER)) {
+			response.setHeader(HttpHeaders.RETRY_AFTER, Long.toString(getRetryAfterSeconds()));
+		}
 	}
 
 	@Override

@@ -7,6 +7,7 @@ import java.util.Map;
 import io.github.ratelimit.Algorithm;
 import io.github.ratelimit.annotation.RateLimited;
 import io.github.ratelimit.conformance.MutableTimeSource;
+import io.github.ratelimit.web.RateLimitHeadersWriter;
 import jakarta.servlet.http.HttpServletRequest;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -97,6 +98,53 @@ class RateLimitedWebIntegrationTests {
 				.andExpect(status().isTooManyRequests())
 				.andExpect(header().exists("Retry-After"))
 				.andExpect(jsonPath("$['violated-policies']").value(org.hamcrest.Matchers.contains("layered-per-second")));
+		});
+	}
+
+	@Test
+	void anApplicationsHeadersWriterReplacesTheHeadersAndEveryRejectionStillSaysWhenToRetry() {
+		RateLimitHeadersWriter own = (response, policy, decision) -> response.setHeader("X-Calls-Left",
+				Long.toString(decision.remaining()));
+		this.runner.withBean(RateLimitHeadersWriter.class, () -> own).run((context) -> {
+			MockMvc mvc = WebTestSupport.mockMvc(context);
+			mvc.perform(get("/resources"))
+				.andExpect(status().isOk())
+				.andExpect(header().string("X-Calls-Left", "1"))
+				.andExpect(header().doesNotExist("RateLimit-Limit"));
+			mvc.perform(get("/resources"));
+			mvc.perform(get("/resources"))
+				.andExpect(status().isTooManyRequests())
+				.andExpect(header().string("X-Calls-Left", "0"))
+				.andExpect(header().doesNotExist("RateLimit-Limit"))
+				.andExpect(header().stringValues("Retry-After", "30"));
+		});
+	}
+
+	@Test
+	void theXRateLimitResetIsSentInEpochSecondsWhenConfigured() {
+		this.runner.withPropertyValues("ratelimit.headers.style=x-ratelimit", "ratelimit.headers.reset-format=epoch-seconds")
+			.run((context) -> {
+				MockMvc mvc = WebTestSupport.mockMvc(context);
+				// The window ends at 00:01:00 on the test's clock.
+				long endOfWindow = java.time.Instant.parse(WebTestSupport.START).plusSeconds(30).getEpochSecond();
+				mvc.perform(get("/resources"))
+					.andExpect(status().isOk())
+					.andExpect(header().string("X-RateLimit-Reset", Long.toString(endOfWindow)))
+					.andExpect(header().doesNotExist("RateLimit-Reset"));
+			});
+	}
+
+	@Test
+	void everyPolicyThatRejectsARequestIsNamedAmongTheViolatedPoliciesTheLongestFirst() {
+		this.runner.run((context) -> {
+			MockMvc mvc = WebTestSupport.mockMvc(context);
+			mvc.perform(get("/doubly-limited")).andExpect(status().isOk());
+			mvc.perform(get("/doubly-limited"))
+				.andExpect(status().isTooManyRequests())
+				.andExpect(header().string("Retry-After", "3570"))
+				.andExpect(jsonPath("$.policy").value("doubly-per-hour"))
+				.andExpect(jsonPath("$['violated-policies']")
+					.value(org.hamcrest.Matchers.contains("doubly-per-hour", "doubly-per-minute")));
 		});
 	}
 
@@ -402,6 +450,13 @@ class RateLimitedWebIntegrationTests {
 
 		@GetMapping("/free")
 		String free() {
+			return "ok";
+		}
+
+		@RateLimited(name = "doubly-per-minute", limit = 1, window = "1m")
+		@RateLimited(name = "doubly-per-hour", limit = 1, window = "1h")
+		@GetMapping("/doubly-limited")
+		String doublyLimited() {
 			return "ok";
 		}
 
