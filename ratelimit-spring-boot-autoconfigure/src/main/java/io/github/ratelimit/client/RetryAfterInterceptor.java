@@ -1,12 +1,15 @@
 package io.github.ratelimit.client;
 
 import java.io.IOException;
+import java.time.Clock;
 import java.time.Duration;
-import java.time.Instant;
 import java.time.ZoneOffset;
 import java.time.ZonedDateTime;
 import java.time.format.DateTimeFormatter;
+import java.time.format.DateTimeFormatterBuilder;
 import java.time.format.DateTimeParseException;
+import java.time.temporal.ChronoField;
+import java.util.List;
 import java.util.Locale;
 import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
@@ -44,10 +47,9 @@ import org.springframework.util.backoff.BackOffExecution;
  */
 public final class RetryAfterInterceptor implements ClientHttpRequestInterceptor {
 
-	/** The HTTP-date forms a recipient must accept (RFC 9110, section 5.6.7): IMF-fixdate, RFC 850, asctime. */
-	private static final DateTimeFormatter[] HTTP_DATES = { DateTimeFormatter.RFC_1123_DATE_TIME,
-			DateTimeFormatter.ofPattern("EEEE, dd-MMM-yy HH:mm:ss zzz", Locale.US),
-			DateTimeFormatter.ofPattern("EEE MMM ppd HH:mm:ss yyyy", Locale.US).withZone(ZoneOffset.UTC) };
+	/** The obsolete asctime form of an HTTP-date, in UTC. */
+	private static final DateTimeFormatter ASCTIME_DATE = DateTimeFormatter.ofPattern("EEE MMM ppd HH:mm:ss yyyy",
+			Locale.US).withZone(ZoneOffset.UTC);
 
 	private static final Set<HttpMethod> IDEMPOTENT = Set.of(HttpMethod.GET, HttpMethod.HEAD, HttpMethod.OPTIONS,
 			HttpMethod.TRACE, HttpMethod.PUT, HttpMethod.DELETE);
@@ -66,6 +68,8 @@ public final class RetryAfterInterceptor implements ClientHttpRequestInterceptor
 
 	private final Sleeper sleeper;
 
+	private final Clock clock;
+
 	private RetryAfterInterceptor(Builder builder) {
 		this.maxAttempts = builder.maxAttempts;
 		this.maxTotalWait = builder.maxTotalWait;
@@ -74,6 +78,7 @@ public final class RetryAfterInterceptor implements ClientHttpRequestInterceptor
 		this.maxBackoff = builder.maxBackoff;
 		this.retryNonIdempotent = builder.retryNonIdempotent;
 		this.sleeper = builder.sleeper;
+		this.clock = builder.clock;
 	}
 
 	/**
@@ -146,16 +151,29 @@ public final class RetryAfterInterceptor implements ClientHttpRequestInterceptor
 		if (value.chars().allMatch(Character::isDigit)) {
 			return (value.length() > 9) ? this.maxTotalWait.plusSeconds(1) : Duration.ofSeconds(Long.parseLong(value));
 		}
-		for (DateTimeFormatter format : HTTP_DATES) {
+		// The forms a recipient must accept (RFC 9110, section 5.6.7): IMF-fixdate, then the obsolete RFC 850 and asctime.
+		for (DateTimeFormatter format : List.of(DateTimeFormatter.RFC_1123_DATE_TIME, rfc850Date(), ASCTIME_DATE)) {
 			try {
-				Instant date = ZonedDateTime.parse(value, format).toInstant();
-				return Duration.ofMillis(Math.max(0, date.toEpochMilli() - System.currentTimeMillis()));
+				ZonedDateTime date = ZonedDateTime.parse(value, format);
+				return Duration.ofMillis(Math.max(0, date.toInstant().toEpochMilli() - this.clock.millis()));
 			}
 			catch (DateTimeParseException ex) {
 				// try the next form
 			}
 		}
 		return null; // not a value the header allows: back off as if it were missing
+	}
+
+	/**
+	 * The RFC 850 form, whose year has two digits: one that would be more than 50 years ahead is the latest past year
+	 * with those digits (RFC 9110, section 5.6.7), so the century depends on today.
+	 */
+	private DateTimeFormatter rfc850Date() {
+		int thisYear = ZonedDateTime.now(this.clock).getYear();
+		return new DateTimeFormatterBuilder().appendPattern("EEEE, dd-MMM-")
+			.appendValueReduced(ChronoField.YEAR, 2, 2, thisYear - 49)
+			.appendPattern(" HH:mm:ss zzz")
+			.toFormatter(Locale.US);
 	}
 
 	private long jitter(Duration bound) {
@@ -261,6 +279,8 @@ public final class RetryAfterInterceptor implements ClientHttpRequestInterceptor
 
 		private Sleeper sleeper = (duration) -> Thread.sleep(duration.toMillis());
 
+		private Clock clock = Clock.systemUTC();
+
 		private Builder() {
 		}
 
@@ -329,6 +349,17 @@ public final class RetryAfterInterceptor implements ClientHttpRequestInterceptor
 		 */
 		public Builder sleeper(Sleeper sleeper) {
 			this.sleeper = sleeper;
+			return this;
+		}
+
+		/**
+		 * Set the clock that an HTTP-date {@code Retry-After} is counted down from; the system's by default.
+		 * @param clock the clock
+		 * @return this builder
+		 * @since 0.2.0
+		 */
+		public Builder clock(Clock clock) {
+			this.clock = clock;
 			return this;
 		}
 

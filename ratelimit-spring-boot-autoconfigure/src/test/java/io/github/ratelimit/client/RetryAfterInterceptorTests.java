@@ -1,7 +1,9 @@
 package io.github.ratelimit.client;
 
 import java.net.URI;
+import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
 import java.time.ZoneOffset;
 import java.time.ZonedDateTime;
 import java.time.format.DateTimeFormatter;
@@ -54,6 +56,63 @@ class RetryAfterInterceptorTests {
 		interceptor.intercept(request(HttpMethod.GET), new byte[0], answering(new AtomicInteger(), in10s));
 		assertThat(this.waits).singleElement()
 			.satisfies((wait) -> assertThat(wait).isBetween(Duration.ofSeconds(8), Duration.ofSeconds(10)));
+	}
+
+	@Test
+	void everyHttpDateFormARecipientMustAcceptIsWaitedUntil() throws Exception {
+		Clock clock = Clock.fixed(Instant.parse("1994-11-06T08:49:30Z"), ZoneOffset.UTC);
+		// RFC 9110, section 5.6.7: IMF-fixdate, then the obsolete RFC 850 and asctime forms, all 7 seconds away.
+		for (String date : List.of("Sun, 06 Nov 1994 08:49:37 GMT", "Sunday, 06-Nov-94 08:49:37 GMT",
+				"Sun Nov  6 08:49:37 1994")) {
+			this.waits.clear();
+			RetryAfterInterceptor interceptor = RetryAfterInterceptor.builder()
+				.maxAttempts(2)
+				.maxJitter(Duration.ZERO)
+				.clock(clock)
+				.sleeper(this.waits::add)
+				.build();
+			interceptor.intercept(request(HttpMethod.GET), new byte[0], answering(new AtomicInteger(), date));
+			assertThat(this.waits).as(date).containsExactly(Duration.ofSeconds(7));
+		}
+	}
+
+	@Test
+	void aTwoDigitYearIsTheCenturyThatPutsItNoMoreThan50YearsAhead() throws Exception {
+		Clock clock = Clock.fixed(Instant.parse("2026-12-02T01:00:00Z"), ZoneOffset.UTC);
+		RetryAfterInterceptor interceptor = RetryAfterInterceptor.builder()
+			.maxAttempts(2)
+			.maxJitter(Duration.ZERO)
+			.clock(clock)
+			.sleeper(this.waits::add)
+			.build();
+		interceptor.intercept(request(HttpMethod.GET), new byte[0],
+				answering(new AtomicInteger(), "Wednesday, 02-Dec-26 01:00:07 GMT"));
+		// 1994, long past: retry at once (rather than in 2094, which the budget would refuse).
+		interceptor.intercept(request(HttpMethod.GET), new byte[0],
+				answering(new AtomicInteger(), "Sunday, 06-Nov-94 08:49:37 GMT"));
+		assertThat(this.waits).containsExactly(Duration.ofSeconds(7), Duration.ZERO);
+	}
+
+	@Test
+	void aServiceUnavailableAnswerIsRetriedAsATooManyRequestsOneIs() throws Exception {
+		AtomicInteger calls = new AtomicInteger();
+		ClientHttpRequestExecution unavailableThenFine = (request, body) -> {
+			if (calls.incrementAndGet() == 1) {
+				MockClientHttpResponse unavailable = new MockClientHttpResponse(new byte[0],
+						HttpStatus.SERVICE_UNAVAILABLE);
+				unavailable.getHeaders().set("Retry-After", "2");
+				return unavailable;
+			}
+			return new MockClientHttpResponse(new byte[0], HttpStatus.OK);
+		};
+		RetryAfterInterceptor interceptor = RetryAfterInterceptor.builder()
+			.maxJitter(Duration.ZERO)
+			.sleeper(this.waits::add)
+			.build();
+		ClientHttpResponse response = interceptor.intercept(request(HttpMethod.GET), new byte[0], unavailableThenFine);
+		assertThat(response.getStatusCode().value()).isEqualTo(200);
+		assertThat(calls).hasValue(2);
+		assertThat(this.waits).containsExactly(Duration.ofSeconds(2));
 	}
 
 	@Test
