@@ -196,6 +196,33 @@ class RateLimiterTests {
 	}
 
 	@Test
+	void clearingForgetsTheStoresCountersTheFallbacksAndTheDenyCache() {
+		RateLimitPolicy policy = policy(FailureMode.LOCAL);
+		// Deny cache on (the store is not local); a circuit that stays closed, so that every decision asks the store.
+		RateLimiter remote = RateLimiter.builder(this.store).clock(this.clock).failureThreshold(100).build();
+		for (int i = 0; i < 3; i++) {
+			remote.tryAcquire(policy, "k");
+		}
+		assertThat(remote.tryAcquire(policy, "k").allowed()).isFalse();
+		assertThat(remote.tryAcquire(policy, "k").origin()).isEqualTo(Decision.Origin.DENY_CACHE);
+		this.store.failing = true;
+		for (int i = 0; i < 3; i++) {
+			remote.tryAcquire(policy, "fallen-back");
+		}
+		assertThat(remote.tryAcquire(policy, "fallen-back").allowed()).isFalse();
+		this.store.failing = false;
+		remote.clear();
+		Decision stored = remote.tryAcquire(policy, "k");
+		assertThat(stored.origin()).isEqualTo(Decision.Origin.STORE);
+		assertThat(stored.remaining()).isEqualTo(2);
+		this.store.failing = true;
+		Decision fallback = remote.tryAcquire(policy, "fallen-back");
+		assertThat(fallback.origin()).isEqualTo(Decision.Origin.LOCAL_FALLBACK);
+		assertThat(fallback.allowed()).isTrue();
+		assertThat(fallback.remaining()).isEqualTo(2);
+	}
+
+	@Test
 	void aRejectionDecidedBeforeAResetIsNotRememberedAfterIt() {
 		RateLimitPolicy policy = policy(FailureMode.ALLOW);
 		ResetMidDecisionStore store = new ResetMidDecisionStore();
@@ -378,6 +405,11 @@ class RateLimiterTests {
 				throw new RateLimitStoreException("store unreachable");
 			}
 			this.delegate.reset(policy, key);
+		}
+
+		@Override
+		public void clear() {
+			this.delegate.clear();
 		}
 
 	}

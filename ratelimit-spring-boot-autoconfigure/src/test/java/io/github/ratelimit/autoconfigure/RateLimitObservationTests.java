@@ -5,6 +5,8 @@ import io.github.ratelimit.test.RedisServer;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.observation.tck.TestObservationRegistry;
 import io.micrometer.observation.tck.TestObservationRegistryAssert;
+import io.micrometer.tracing.handler.DefaultTracingObservationHandler;
+import io.micrometer.tracing.test.simple.SimpleTracer;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -14,6 +16,8 @@ import org.springframework.web.bind.annotation.RestController;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.springframework.test.web.servlet.request.MockMvcRequestBuilders.get;
+import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.header;
+import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.status;
 
 /**
  * The {@code ratelimit.decision} observation and the meters, through the auto-configuration, with the registries an
@@ -40,6 +44,29 @@ class RateLimitObservationTests {
 						.hasLowCardinalityKeyValue("outcome", "allowed"))
 					.hasAnObservation((observation) -> observation.hasLowCardinalityKeyValue("outcome", "rejected")
 						.hasOnlyKeys("policy", "store", "outcome"));
+			});
+	}
+
+	@Test
+	void whereTracingIsOnEveryDecisionIsASpanNamedAfterItsPolicy() {
+		SimpleTracer tracer = new SimpleTracer();
+		WebTestSupport.webApplication()
+			.withConfiguration(AutoConfigurations
+				.of(org.springframework.boot.micrometer.observation.autoconfigure.ObservationAutoConfiguration.class))
+			.withUserConfiguration(ObservedController.class)
+			.withBean(DefaultTracingObservationHandler.class, () -> new DefaultTracingObservationHandler(tracer))
+			.run((context) -> {
+				MockMvc mvc = WebTestSupport.mockMvc(context);
+				mvc.perform(get("/observed"));
+				mvc.perform(get("/observed"));
+				assertThat(tracer.getSpans()).hasSize(2).allSatisfy((span) -> {
+					assertThat(span.getName()).isEqualTo("ratelimit observed");
+					assertThat(span.getTags()).containsEntry("policy", "observed").containsEntry("store", "memory")
+						.doesNotContainKey("key");
+					assertThat(span.getEndTimestamp()).isAfterOrEqualTo(span.getStartTimestamp());
+				});
+				assertThat(tracer.getSpans()).extracting((span) -> span.getTags().get("outcome"))
+					.containsExactly("allowed", "rejected");
 			});
 	}
 
@@ -151,6 +178,42 @@ class RateLimitObservationTests {
 	}
 
 	@Test
+	void aDeadRedisShowsAsFallbackOrFailClosedDecisionsAsEachPolicysFailureModeSays() {
+		TestObservationRegistry observations = TestObservationRegistry.create();
+		WebTestSupport.webApplication()
+			.withConfiguration(AutoConfigurations.of(RateLimitMetricsAutoConfiguration.class,
+					org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration.class,
+					org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration.class,
+					org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration.class,
+					org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration.class))
+			.withUserConfiguration(FailureModesController.class)
+			.withBean(TestObservationRegistry.class, () -> observations)
+			// Nothing listens on port 1 of 127.0.0.1: every decision fails.
+			.withPropertyValues("ratelimit.store=redis", "spring.data.redis.host=127.0.0.1", "spring.data.redis.port=1",
+					"ratelimit.redis.timeout=500ms", "ratelimit.policies.local.failure-mode=local",
+					"ratelimit.policies.deny.failure-mode=deny")
+			.run((context) -> {
+				MockMvc mvc = WebTestSupport.mockMvc(context);
+				mvc.perform(get("/local")).andExpect(status().isOk());
+				mvc.perform(get("/local")).andExpect(status().isTooManyRequests());
+				mvc.perform(get("/deny")).andExpect(status().isServiceUnavailable())
+					.andExpect(header().exists("Retry-After"));
+				TestObservationRegistryAssert.assertThat(observations)
+					.hasAnObservation((observation) -> observation.hasLowCardinalityKeyValue("policy", "local")
+						.hasLowCardinalityKeyValue("outcome", "fallback"))
+					.hasAnObservation((observation) -> observation.hasLowCardinalityKeyValue("policy", "deny")
+						.hasLowCardinalityKeyValue("outcome", "fail-closed"));
+				MeterRegistry meters = context.getBean(MeterRegistry.class);
+				assertThat(meters.get("ratelimit.decisions").tag("policy", "local")
+					.tag("outcome", "local_fallback_allowed").counter().count()).isEqualTo(1);
+				assertThat(meters.get("ratelimit.decisions").tag("policy", "local")
+					.tag("outcome", "local_fallback_rejected").counter().count()).isEqualTo(1);
+				assertThat(meters.get("ratelimit.decisions").tag("policy", "deny").tag("outcome", "fail_closed")
+					.counter().count()).isEqualTo(1);
+			});
+	}
+
+	@Test
 	void aPolicyTheStoreWasNotAskedAboutIsObservedAsNotDecidedRatherThanAsAnError() {
 		TestObservationRegistry observations = TestObservationRegistry.create();
 		try (RedisServer redis = RedisServer.start()) {
@@ -224,6 +287,23 @@ class RateLimitObservationTests {
 		@RateLimited(name = "loose", limit = 100, window = "1m")
 		@GetMapping("/two")
 		String two() {
+			return "ok";
+		}
+
+	}
+
+	@RestController
+	static class FailureModesController {
+
+		@RateLimited(name = "local", limit = 1, window = "1h")
+		@GetMapping("/local")
+		String local() {
+			return "ok";
+		}
+
+		@RateLimited(name = "deny", limit = 1, window = "1h")
+		@GetMapping("/deny")
+		String deny() {
 			return "ok";
 		}
 
