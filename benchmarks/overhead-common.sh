@@ -1,8 +1,8 @@
-# Sourced by http-overhead.sh and tomcat-header-cost.sh (Linux, bash 4.4 or later): where the server and the load
-# generator run, waiting for the server, and the measurement itself. Environment: PHASE_PAIRS (default 200) and
-# PHASE_MILLIS (default 1000), the phases of the measurement; PHASE_LOG, a CSV file to write every phase to; ROUNDS
-# (default 0) rounds of SECONDS_PER_RUN (default 5) of one endpoint at a time, a coarser cross-check; PIN (default
-# true).
+# Sourced by http-overhead.sh, tomcat-header-cost.sh and allocation-per-request.sh (Linux, bash 4.4 or later): where
+# the server and the load generator run, waiting for the server, and the measurement itself. Environment: PHASE_PAIRS
+# (default 200) and PHASE_MILLIS (default 1000), the phases of the measurement; PHASE_LOG, a CSV file to write every
+# phase to; ROUNDS (default 0) rounds of SECONDS_PER_RUN (default 5) of one endpoint at a time, a coarser cross-check;
+# PIN (default true).
 BENCH_JAR=benchmarks/target/benchmarks.jar
 PORT=$((20000 + RANDOM % 10000))
 # The CPUs this shell may use, one per line ("0-3,6" in /proc/self/status becomes 0 1 2 3 6).
@@ -14,7 +14,7 @@ allowed_cpus() {
   done
 }
 # With taskset and 2 CPUs or more, the server gets the last CPU and the load generator the others (PIN=false: shared,
-# for a machine where that is how they run; the interleaved figure then also counts the load generator's time).
+# for a machine where that is how they run; the load generator then takes CPU from the server in every phase).
 APP_PIN=() LOAD_PIN=()
 if [ "${PIN:-true}" = true ] && command -v taskset > /dev/null; then
   mapfile -t CPUS < <(allowed_cpus)
