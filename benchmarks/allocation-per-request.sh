@@ -12,12 +12,7 @@ cd "$(dirname "$0")/.."
 mvn -B -q -pl benchmarks,sample-app -am -DskipTests package
 echo # ends the line Maven leaves open
 . benchmarks/overhead-common.sh
-SAMPLE_JAR=$(ls sample-app/target/sample-app-*.jar | grep -v original | head -1)
-"${APP_PIN[@]}" java -jar "$SAMPLE_JAR" --server.port="$PORT" --ratelimit.filters.edge.enabled=false \
-  --ratelimit.policies.resources.limit=2000000000 --logging.level.root=WARN ${APP_ARGS:-} > /tmp/allocation-app.log 2>&1 &
-APP_PID=$!
-trap 'kill $APP_PID 2>/dev/null || true' EXIT
-wait_for "http://127.0.0.1:$PORT/actuator/health" "$APP_PID"
+start_sample_app /tmp/allocation-app.log
 "${LOAD_PIN[@]}" java -cp "$BENCH_JAR" io.github.ratelimit.benchmarks.HttpAllocation "http://127.0.0.1:$PORT" \
   /api/v1/unlimited "${LIMITED:-/api/v1/resources}" --app-pid="$APP_PID" --rounds="${ROUNDS:-3}" \
   --seconds="${SECONDS_PER_RUN:-15}"

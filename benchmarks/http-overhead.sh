@@ -17,11 +17,6 @@ cd "$(dirname "$0")/.."
 mvn -B -q -pl benchmarks,sample-app -am -DskipTests package
 echo # ends the line Maven leaves open
 . benchmarks/overhead-common.sh
-SAMPLE_JAR=$(ls sample-app/target/sample-app-*.jar | grep -v original | head -1)
-"${APP_PIN[@]}" java -jar "$SAMPLE_JAR" --server.port="$PORT" --ratelimit.filters.edge.enabled=false \
-  --ratelimit.policies.resources.limit=2000000000 --logging.level.root=WARN ${APP_ARGS:-} > /tmp/http-overhead-app.log 2>&1 &
-APP_PID=$!
-trap 'kill $APP_PID 2>/dev/null || true' EXIT
-wait_for "http://127.0.0.1:$PORT/actuator/health" "$APP_PID"
+start_sample_app /tmp/http-overhead-app.log
 measure_overhead "$APP_PID" /api/v1/unlimited "${LIMITED:-/api/v1/resources}"
 curl -fs "http://127.0.0.1:$PORT/actuator/metrics/ratelimit.decision" | head -c 300 || true; echo

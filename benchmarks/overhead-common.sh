@@ -1,8 +1,8 @@
 # Sourced by http-overhead.sh, tomcat-header-cost.sh and allocation-per-request.sh (Linux, bash 4.4 or later): where
-# the server and the load generator run, waiting for the server, and the measurement itself. Environment: PHASE_PAIRS
-# (default 200) and PHASE_MILLIS (default 1000), the phases of the measurement; PHASE_LOG, a CSV file to write every
-# phase to; ROUNDS (default 0) rounds of SECONDS_PER_RUN (default 5) of one endpoint at a time, a coarser cross-check;
-# PIN (default true).
+# the server and the load generator run, starting the sample app, waiting for a server, and the measurement itself.
+# Environment: PHASE_PAIRS (default 200) and PHASE_MILLIS (default 1000), the phases of the measurement; PHASE_LOG, a
+# CSV file to write every phase to; ROUNDS (default 0) rounds of SECONDS_PER_RUN (default 5) of one endpoint at a
+# time, a coarser cross-check; PIN (default true).
 BENCH_JAR=benchmarks/target/benchmarks.jar
 PORT=$((20000 + RANDOM % 10000))
 # The CPUs this shell may use, one per line ("0-3,6" in /proc/self/status becomes 0 1 2 3 6).
@@ -34,6 +34,18 @@ wait_for() {
   done
   echo "no answer from $1" >&2
   return 1
+}
+# start_sample_app <log file>: the sample app as the measurements run it (in-memory store, the edge filter off, the
+# limit of /api/v1/resources out of reach, APP_ARGS added) on the server's CPU; sets APP_PID, stops the app when the
+# script exits, and waits for it to answer.
+start_sample_app() {
+  local jar
+  jar=$(ls sample-app/target/sample-app-*.jar | grep -v original | head -1)
+  "${APP_PIN[@]}" java -jar "$jar" --server.port="$PORT" --ratelimit.filters.edge.enabled=false \
+    --ratelimit.policies.resources.limit=2000000000 --logging.level.root=WARN ${APP_ARGS:-} > "$1" 2>&1 &
+  APP_PID=$!
+  trap 'kill $APP_PID 2>/dev/null || true' EXIT
+  wait_for "http://127.0.0.1:$PORT/actuator/health" "$APP_PID"
 }
 # measure_overhead <server pid> <plain path> <measured path>
 measure_overhead() {

@@ -66,14 +66,7 @@ class HttpLoadTests {
 
 	@Test
 	void interleavedLoadSendsToEveryEndpointInTurnAndCountsEachApart() throws Exception {
-		HttpServer server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
-		server.createContext("/", (exchange) -> {
-			byte[] body = "{}".getBytes(StandardCharsets.UTF_8);
-			exchange.sendResponseHeaders(exchange.getRequestURI().getPath().equals("/limited") ? 429 : 200, body.length);
-			exchange.getResponseBody().write(body);
-			exchange.close();
-		});
-		server.start();
+		HttpServer server = plainAndLimitedServer();
 		try {
 			URI base = URI.create("http://127.0.0.1:" + server.getAddress().getPort());
 			List<HttpLoad.Result> results = HttpLoad.runInterleaved(List.of(base.resolve("/plain"),
@@ -93,14 +86,7 @@ class HttpLoadTests {
 
 	@Test
 	void phasedLoadSendsEachPhaseToItsEndpointAndReadsTheServersCpuAtEverySwitch() throws Exception {
-		HttpServer server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
-		server.createContext("/", (exchange) -> {
-			byte[] body = "{}".getBytes(StandardCharsets.UTF_8);
-			exchange.sendResponseHeaders(exchange.getRequestURI().getPath().equals("/limited") ? 429 : 200, body.length);
-			exchange.getResponseBody().write(body);
-			exchange.close();
-		});
-		server.start();
+		HttpServer server = plainAndLimitedServer();
 		try {
 			URI base = URI.create("http://127.0.0.1:" + server.getAddress().getPort());
 			AtomicLong cpu = new AtomicLong();
@@ -133,6 +119,19 @@ class HttpLoadTests {
 		finally {
 			server.stop(0);
 		}
+	}
+
+	/** A started server answering 429 at {@code /limited} and 200 everywhere else, with the same small body. */
+	private static HttpServer plainAndLimitedServer() throws IOException {
+		HttpServer server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+		server.createContext("/", (exchange) -> {
+			byte[] body = "{}".getBytes(StandardCharsets.UTF_8);
+			exchange.sendResponseHeaders(exchange.getRequestURI().getPath().equals("/limited") ? 429 : 200, body.length);
+			exchange.getResponseBody().write(body);
+			exchange.close();
+		});
+		server.start();
+		return server;
 	}
 
 }

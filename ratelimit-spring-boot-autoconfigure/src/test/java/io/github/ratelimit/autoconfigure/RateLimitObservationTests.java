@@ -10,6 +10,7 @@ import io.micrometer.tracing.test.simple.SimpleTracer;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
 import org.springframework.test.web.servlet.MockMvc;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.RestController;
@@ -120,11 +121,7 @@ class RateLimitObservationTests {
 
 	@Test
 	void nearLimitAdmissionsAreCountedAndTheStateGaugesAreRegistered() {
-		WebTestSupport.webApplication()
-			.withConfiguration(AutoConfigurations.of(RateLimitMetricsAutoConfiguration.class,
-					org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration.class,
-					org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration.class,
-					org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration.class))
+		withMeters()
 			.withUserConfiguration(ObservedController.class)
 			.withPropertyValues("ratelimit.policies.observed.limit=10", "ratelimit.metrics.near-limit-ratio=0.8")
 			.run((context) -> {
@@ -143,18 +140,9 @@ class RateLimitObservationTests {
 	@Test
 	void aDeadRedisShowsAsFailOpenDecisionsFailuresByCauseAndAnOpenCircuit() {
 		TestObservationRegistry observations = TestObservationRegistry.create();
-		WebTestSupport.webApplication()
-			.withConfiguration(AutoConfigurations.of(RateLimitMetricsAutoConfiguration.class,
-					org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration.class,
-					org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration.class,
-					org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration.class,
-					org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration.class))
-			.withUserConfiguration(ObservedController.class)
-			.withBean(TestObservationRegistry.class, () -> observations)
-			// Nothing listens on port 1 of 127.0.0.1: every decision fails, and the policy lets requests pass.
-			.withPropertyValues("ratelimit.store=redis", "spring.data.redis.host=127.0.0.1", "spring.data.redis.port=1",
-					"ratelimit.redis.timeout=500ms", "ratelimit.circuit-breaker.failure-threshold=2",
-					"ratelimit.circuit-breaker.open-duration=1h")
+		// The policy lets requests pass when its store fails.
+		onDeadRedis(observations, ObservedController.class)
+			.withPropertyValues("ratelimit.circuit-breaker.failure-threshold=2", "ratelimit.circuit-breaker.open-duration=1h")
 			.run((context) -> {
 				MockMvc mvc = WebTestSupport.mockMvc(context);
 				for (int i = 0; i < 3; i++) {
@@ -180,18 +168,8 @@ class RateLimitObservationTests {
 	@Test
 	void aDeadRedisShowsAsFallbackOrFailClosedDecisionsAsEachPolicysFailureModeSays() {
 		TestObservationRegistry observations = TestObservationRegistry.create();
-		WebTestSupport.webApplication()
-			.withConfiguration(AutoConfigurations.of(RateLimitMetricsAutoConfiguration.class,
-					org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration.class,
-					org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration.class,
-					org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration.class,
-					org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration.class))
-			.withUserConfiguration(FailureModesController.class)
-			.withBean(TestObservationRegistry.class, () -> observations)
-			// Nothing listens on port 1 of 127.0.0.1: every decision fails.
-			.withPropertyValues("ratelimit.store=redis", "spring.data.redis.host=127.0.0.1", "spring.data.redis.port=1",
-					"ratelimit.redis.timeout=500ms", "ratelimit.policies.local.failure-mode=local",
-					"ratelimit.policies.deny.failure-mode=deny")
+		onDeadRedis(observations, FailureModesController.class)
+			.withPropertyValues("ratelimit.policies.local.failure-mode=local", "ratelimit.policies.deny.failure-mode=deny")
 			.run((context) -> {
 				MockMvc mvc = WebTestSupport.mockMvc(context);
 				mvc.perform(get("/local")).andExpect(status().isOk());
@@ -278,6 +256,26 @@ class RateLimitObservationTests {
 			.withPropertyValues("ratelimit.metrics.near-limit-ratio=1.5")
 			.run((context) -> assertThat(context).getFailure()
 				.hasStackTraceContaining("ratelimit.metrics.near-limit-ratio"));
+	}
+
+	/** The web application with Boot's metrics auto-configured, as an application with Actuator has them. */
+	private static WebApplicationContextRunner withMeters() {
+		return WebTestSupport.webApplication()
+			.withConfiguration(AutoConfigurations.of(RateLimitMetricsAutoConfiguration.class,
+					org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration.class,
+					org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration.class,
+					org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration.class));
+	}
+
+	/** With meters, on a Redis store at port 1 of 127.0.0.1, where nothing listens: every decision fails. */
+	private static WebApplicationContextRunner onDeadRedis(TestObservationRegistry observations, Class<?> controller) {
+		return withMeters()
+			.withConfiguration(AutoConfigurations
+				.of(org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration.class))
+			.withUserConfiguration(controller)
+			.withBean(TestObservationRegistry.class, () -> observations)
+			.withPropertyValues("ratelimit.store=redis", "spring.data.redis.host=127.0.0.1", "spring.data.redis.port=1",
+					"ratelimit.redis.timeout=500ms");
 	}
 
 	@RestController

@@ -65,12 +65,7 @@ class RetryAfterInterceptorTests {
 		for (String date : List.of("Sun, 06 Nov 1994 08:49:37 GMT", "Sunday, 06-Nov-94 08:49:37 GMT",
 				"Sun Nov  6 08:49:37 1994")) {
 			this.waits.clear();
-			RetryAfterInterceptor interceptor = RetryAfterInterceptor.builder()
-				.maxAttempts(2)
-				.maxJitter(Duration.ZERO)
-				.clock(clock)
-				.sleeper(this.waits::add)
-				.build();
+			RetryAfterInterceptor interceptor = retryingOnceWithoutJitterAt(clock);
 			interceptor.intercept(request(HttpMethod.GET), new byte[0], answering(new AtomicInteger(), date));
 			assertThat(this.waits).as(date).containsExactly(Duration.ofSeconds(7));
 		}
@@ -79,12 +74,7 @@ class RetryAfterInterceptorTests {
 	@Test
 	void aTwoDigitYearIsTheCenturyThatPutsItNoMoreThan50YearsAhead() throws Exception {
 		Clock clock = Clock.fixed(Instant.parse("2026-12-02T01:00:00Z"), ZoneOffset.UTC);
-		RetryAfterInterceptor interceptor = RetryAfterInterceptor.builder()
-			.maxAttempts(2)
-			.maxJitter(Duration.ZERO)
-			.clock(clock)
-			.sleeper(this.waits::add)
-			.build();
+		RetryAfterInterceptor interceptor = retryingOnceWithoutJitterAt(clock);
 		interceptor.intercept(request(HttpMethod.GET), new byte[0],
 				answering(new AtomicInteger(), "Wednesday, 02-Dec-26 01:00:07 GMT"));
 		// 1994, long past: retry at once (rather than in 2094, which the budget would refuse).
@@ -140,6 +130,16 @@ class RetryAfterInterceptorTests {
 		interceptor.intercept(request(HttpMethod.GET), new byte[0], answering(new AtomicInteger(), "soon, maybe"));
 		assertThat(this.waits).singleElement()
 			.satisfies((wait) -> assertThat(wait.toMillis()).isBetween(0L, 50L));
+	}
+
+	/** One retry, no jitter, HTTP-dates counted from the clock, waits recorded in {@link #waits}. */
+	private RetryAfterInterceptor retryingOnceWithoutJitterAt(Clock clock) {
+		return RetryAfterInterceptor.builder()
+			.maxAttempts(2)
+			.maxJitter(Duration.ZERO)
+			.clock(clock)
+			.sleeper(this.waits::add)
+			.build();
 	}
 
 	private static MockClientHttpRequest request(HttpMethod method) {
