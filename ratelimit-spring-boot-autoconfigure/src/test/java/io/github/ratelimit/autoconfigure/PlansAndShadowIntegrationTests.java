@@ -88,10 +88,10 @@ class PlansAndShadowIntegrationTests {
 					.isEqualTo(3);
 				// Counted as decisions of their own: a PromQL sum of rejections must not count requests that passed.
 				assertThat(meters.get("ratelimit.decisions").tag("policy", "shadowed").tag("outcome", "shadow_rejected")
-					.counter().count()).isEqualTo(3);
+					.functionCounter().count()).isEqualTo(3);
 				assertThat(meters.get("ratelimit.decisions").tag("policy", "shadowed").tag("outcome", "allowed")
-					.counter().count()).isEqualTo(1);
-				assertThat(meters.find("ratelimit.decisions").tag("outcome", "rejected").counter()).isNull();
+					.functionCounter().count()).isEqualTo(1);
+				assertThat(meters.find("ratelimit.decisions").tag("outcome", "rejected").functionCounter()).isNull();
 				TestObservationRegistryAssert.assertThat(observations)
 					.hasAnObservation((observation) -> observation.hasLowCardinalityKeyValue("outcome", "shadow-rejected")
 						.hasLowCardinalityKeyValue("policy", "shadowed"));

@@ -260,7 +260,7 @@ class RateLimitAutoConfigurationTests {
 					.get("ratelimit.decisions")
 					.tag("policy", "booted")
 					.tag("outcome", "allowed")
-					.counter()
+					.functionCounter()
 					.count()).isEqualTo(1);
 			});
 	}
@@ -279,10 +279,44 @@ class RateLimitAutoConfigurationTests {
 			limiter.tryAcquire(policy, "k");
 			limiter.tryAcquire(policy, "k");
 			MeterRegistry registry = context.getBean(MeterRegistry.class);
-			assertThat(registry.get("ratelimit.decisions").tag("policy", "metered").tag("outcome", "allowed").counter().count())
+			assertThat(registry.get("ratelimit.decisions").tag("policy", "metered").tag("outcome", "allowed").functionCounter().count())
 				.isEqualTo(1);
-			assertThat(registry.get("ratelimit.decisions").tag("policy", "metered").tag("outcome", "rejected").counter().count())
+			assertThat(registry.get("ratelimit.decisions").tag("policy", "metered").tag("outcome", "rejected").functionCounter().count())
 				.isEqualTo(1);
+		});
+	}
+
+	@Test
+	void decisionsOfAPolicyFirstDecidedOnManyThreadsAtOnceAreAllCounted() {
+		this.runner.withBean(MeterRegistry.class, SimpleMeterRegistry::new).run((context) -> {
+			RateLimitPolicy policy = RateLimitPolicy.builder("raced").limit(1_000_000).window(java.time.Duration.ofMinutes(1)).build();
+			RateLimiter limiter = context.getBean(RateLimiter.class);
+			int threads = 8;
+			int perThread = 500;
+			java.util.concurrent.CyclicBarrier start = new java.util.concurrent.CyclicBarrier(threads);
+			List<Thread> deciders = new java.util.ArrayList<>();
+			for (int i = 0; i < threads; i++) {
+				Thread decider = new Thread(() -> {
+					try {
+						start.await(10, java.util.concurrent.TimeUnit.SECONDS);
+					}
+					catch (Exception ex) {
+						throw new IllegalStateException(ex);
+					}
+					for (int j = 0; j < perThread; j++) {
+						limiter.tryAcquire(policy, "k");
+					}
+				});
+				decider.start();
+				deciders.add(decider);
+			}
+			for (Thread decider : deciders) {
+				decider.join(30_000);
+			}
+			MeterRegistry registry = context.getBean(MeterRegistry.class);
+			assertThat(registry.get("ratelimit.decisions").tag("policy", "raced").tag("outcome", "allowed")
+				.functionCounter().count()).isEqualTo(threads * perThread);
+			assertThat(registry.find("ratelimit.decisions").meters()).hasSize(1);
 		});
 	}
 

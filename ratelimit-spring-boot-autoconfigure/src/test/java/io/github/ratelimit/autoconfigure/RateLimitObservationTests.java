@@ -131,7 +131,7 @@ class RateLimitObservationTests {
 				}
 				MeterRegistry meters = context.getBean(MeterRegistry.class);
 				// The 8th, 9th and 10th admissions leave at most a fifth of the capacity unused.
-				assertThat(meters.get("ratelimit.near.limit").tag("policy", "observed").counter().count()).isEqualTo(3);
+				assertThat(meters.get("ratelimit.near.limit").tag("policy", "observed").functionCounter().count()).isEqualTo(3);
 				assertThat(meters.get("ratelimit.circuit.open").gauge().value()).isZero();
 				assertThat(meters.get("ratelimit.memory.keys").gauge().value()).isEqualTo(1);
 			});
@@ -183,11 +183,11 @@ class RateLimitObservationTests {
 						.hasLowCardinalityKeyValue("outcome", "fail-closed"));
 				MeterRegistry meters = context.getBean(MeterRegistry.class);
 				assertThat(meters.get("ratelimit.decisions").tag("policy", "local")
-					.tag("outcome", "local_fallback_allowed").counter().count()).isEqualTo(1);
+					.tag("outcome", "local_fallback_allowed").functionCounter().count()).isEqualTo(1);
 				assertThat(meters.get("ratelimit.decisions").tag("policy", "local")
-					.tag("outcome", "local_fallback_rejected").counter().count()).isEqualTo(1);
+					.tag("outcome", "local_fallback_rejected").functionCounter().count()).isEqualTo(1);
 				assertThat(meters.get("ratelimit.decisions").tag("policy", "deny").tag("outcome", "fail_closed")
-					.counter().count()).isEqualTo(1);
+					.functionCounter().count()).isEqualTo(1);
 			});
 	}
 
