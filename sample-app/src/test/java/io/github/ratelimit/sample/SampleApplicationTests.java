@@ -47,6 +47,12 @@ class SampleApplicationTests {
 		HttpResponse<String> decisions = get("/actuator/metrics/ratelimit.decisions?tag=policy:orders");
 		assertThat(decisions.statusCode()).isEqualTo(200);
 		assertThat(decisions.body()).contains("\"outcome\"").contains("\"allowed\"");
+		// Counted in an adder the registry reads when asked: the count of admissions, not 0 or NaN.
+		HttpResponse<String> allowed = get("/actuator/metrics/ratelimit.decisions?tag=policy:orders&tag=outcome:allowed");
+		java.util.regex.Matcher count = java.util.regex.Pattern.compile("\"statistic\":\"COUNT\",\"value\":([0-9.]+)")
+			.matcher(allowed.body());
+		assertThat(count.find()).as(allowed.body()).isTrue();
+		assertThat(Double.parseDouble(count.group(1))).isGreaterThanOrEqualTo(1.0);
 		// The ratelimit.decision observation, timed once per decision by the starter's meter handler (Boot's default
 		// one times the other observations) and without a long-task timer.
 		HttpResponse<String> timer = get("/actuator/metrics/ratelimit.decision?tag=policy:orders&tag=store:memory");
