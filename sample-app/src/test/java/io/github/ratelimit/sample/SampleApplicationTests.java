@@ -5,6 +5,8 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Instant;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import io.github.ratelimit.TimeSource;
 import org.junit.jupiter.api.Test;
@@ -49,8 +51,7 @@ class SampleApplicationTests {
 		assertThat(decisions.body()).contains("\"outcome\"").contains("\"allowed\"");
 		// Counted in an adder the registry reads when asked: the count of admissions, not 0 or NaN.
 		HttpResponse<String> allowed = get("/actuator/metrics/ratelimit.decisions?tag=policy:orders&tag=outcome:allowed");
-		java.util.regex.Matcher count = java.util.regex.Pattern.compile("\"statistic\":\"COUNT\",\"value\":([0-9.]+)")
-			.matcher(allowed.body());
+		Matcher count = Pattern.compile("\"statistic\":\"COUNT\",\"value\":([0-9.]+)").matcher(allowed.body());
 		assertThat(count.find()).as(allowed.body()).isTrue();
 		assertThat(Double.parseDouble(count.group(1))).isGreaterThanOrEqualTo(1.0);
 		// The ratelimit.decision observation, timed once per decision by the starter's meter handler (Boot's default
