@@ -334,6 +334,19 @@ public final class RateLimiter {
 	}
 
 	/**
+	 * Read the state of {@code key} under {@code policy} from the store, taking nothing and keeping nothing (see
+	 * {@link RateLimitStore#peek}).
+	 * @param policy the policy
+	 * @param key the counter key, as passed to {@code tryAcquire}
+	 * @return a rejection that tells the remaining units and the reset
+	 * @throws io.github.ratelimit.store.RateLimitStoreException if the store cannot be reached
+	 * @since 0.2.0
+	 */
+	public Decision peek(RateLimitPolicy policy, String key) {
+		return this.store.peek(policy, StoreKeys.bounded(key));
+	}
+
+	/**
 	 * Forget the state of {@code key} under {@code policy}, in the store and in this limiter's deny cache, so that
 	 * its next request is decided as a new client's: what an operator does to unblock a customer.
 	 * @param policy the policy

@@ -37,17 +37,21 @@ import org.jspecify.annotations.Nullable;
  * {@link #evictions() eviction};
  * <li>else the key that has held the fewest units against its client: keys are ranked by the most units
  * ({@code capacity - remaining}) they have held after any decision, rounded down to a power of two (1, 2–3, 4–7,
- * ...), one rank higher once a request of theirs was rejected, and the newest key of the lowest rank goes.
+ * ...), one rank higher once a request of theirs was rejected, and the newest key of the lowest rank goes. A flood
+ * of keys used once therefore evicts its own keys, and an established client stays held.
  * </ol>
- * A key that comes back after an eviction starts fresh, so an eviction forgives what its state still held against the
- * client: {@code capacity - remaining} at that moment, the extra units the client can now be admitted.
- * <strong>Worst case:</strong> with {@code c} the smallest, over the policy's keys, of the most units each has held,
- * every key on the lowest rank list has held fewer than {@code 2c}, so an eviction forgives at most {@code 2c - 1}
- * units. In particular a key that has only ever held one unit and was never turned away, as every key of a flood of
- * new keys, goes before any key that has held more or was rejected, and forgives at most one unit; among such keys
- * the newest goes, so a flood of distinct keys evicts its own keys, one unit forgiven per key evicted, and can
- * neither lock a client out nor buy an older client a fresh quota, even under a limit of 1. Keys held keep exact
- * counts whatever the load.
+ * <strong>An eviction forgives nothing.</strong> Each policy that has evicted remembers what its evicted keys held,
+ * for as long as it could still count (one to two <em>holds</em>: the window for {@code FIXED}, where only the
+ * current window is remembered, and {@code SLIDING_LOG}, two windows for {@code SLIDING_COUNTER}, the time to refill
+ * the bucket for the buckets), in two tiers under a secret hash: the recent evictions, exact, where a key that comes
+ * back resumes exactly where it was (a full bucket of them gives up the entry of the key evicted least often); and
+ * a floor, a count-min sketch of maxima that keeps the units each given-up entry's key took itself, which charges a
+ * key not among the recent evictions the least of its four cells. So whatever the order of requests, over any number
+ * of keys and whatever the bounds, the requests admitted for a key are ones the policy admits with unbounded memory.
+ * <strong>The price:</strong> a key never evicted that shares its four cells with given-up keys is charged the
+ * least of what those keys took themselves: a flood of keys used once costs an unknown client one request's cost at
+ * most (under a limit of 1, its whole quota, for at most two holds), and to cost it {@code u} units an attacker must
+ * make each of his keys take {@code u} units.
  * <p>
  * <strong>Cost.</strong> Nothing scans the keys. Each policy's keys are also in an expiry min-heap and on rank lists
  * (see {@code PolicyTable}), both intrusive and guarded by a per-policy monitor that decisions on known keys do not
@@ -62,7 +66,8 @@ import org.jspecify.annotations.Nullable;
  * it finds one at once, so memory follows the live keys without a background thread.
  * <p>
  * <strong>Memory.</strong> A key takes a couple of hundred bytes (its state, map entry, key string and heap slot),
- * except under {@code SLIDING_LOG}, whose log holds up to {@code min(limit, window in ms, admitted requests in a
+ * and a policy that has evicted keys its memory of them, sized at its first eviction: 80 to 160 bytes per key it
+ * held then (2 to 4 recent evictions of 24 bytes and 1 to 2 floor columns of 32 bytes per key); except under {@code SLIDING_LOG}, whose log holds up to {@code min(limit, window in ms, admitted requests in a
  * window)} entries of 16 bytes in arrays that only grow while the key is held: up to about
  * {@code 32·min(limit, window)} bytes more per key, which the bounds on keys do not cap.
  *
@@ -241,6 +246,21 @@ public final class InMemoryRateLimitStore implements RateLimitStore {
 		}
 	}
 
+	/**
+	 * {@inheritDoc}
+	 * <p>
+	 * An unknown key is not inserted, so reading it never evicts another.
+	 */
+	@Override
+	public Decision peek(RateLimitPolicy policy, String key) {
+		long now = this.clock.currentTimeMillis();
+		PolicyTable table = this.tables.get(policy);
+		if (table != null) {
+			return table.peek(key, now);
+		}
+		return KeyState.create(policy.algorithm(), key).acquire(policy, now, policy.capacity() + 1);
+	}
+
 	@Override
 	public void refund(Acquisition acquisition, long countedAtMillis) {
 		PolicyTable table = this.tables.get(acquisition.policy());
@@ -337,8 +357,9 @@ public final class InMemoryRateLimitStore implements RateLimitStore {
 				|| now - lastWarning >= EVICTION_WARNING_INTERVAL_MILLIS;
 		if (due && this.lastEvictionWarningAt.compareAndSet(lastWarning, now)) {
 			logger.log(Level.WARNING, () -> "In-memory rate limit store is full (" + this.maxKeys + " keys, "
-					+ this.maxKeysPerPolicy + " per policy): evicting live keys, the least used first, which start "
-					+ "afresh if they come back. Raise the bounds (ratelimit.memory.*) or use the Redis store. "
+					+ this.maxKeysPerPolicy + " per policy): evicting live keys, the least used first, which "
+					+ "resume where they were if they come back; under a flood, new clients may find a request or "
+					+ "two already counted. Raise the bounds (ratelimit.memory.*) or use the Redis store. "
 					+ "(Policy '" + policy.name() + "'; evictions so far: " + this.evictions.get()
 					+ "; logged at most once a minute.)");
 		}

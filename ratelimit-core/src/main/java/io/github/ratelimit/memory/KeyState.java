@@ -50,6 +50,12 @@ abstract class KeyState {
 	/** The key, to remove this state from its table. */
 	final String key;
 
+	/**
+	 * The units this state was charged with on insertion that came from the floor of its table's memory of evicted
+	 * keys rather than from an entry of its own. Guarded by the table's lock.
+	 */
+	long chargedFromFloor;
+
 	// The table's bookkeeping, guarded by the table's lock.
 
 	/** The rank list this state is on; at most {@link #rank}, which may have risen since. */
@@ -127,6 +133,18 @@ abstract class KeyState {
 	 */
 	static int rankOf(long held) {
 		return Long.SIZE - Long.numberOfLeadingZeros(held);
+	}
+
+	/**
+	 * Return the units this state holds against its client at {@code now}, without taking any: {@code capacity -
+	 * remaining} as a request that can never pass sees it, which rounds towards holding more.
+	 * @param policy the policy
+	 * @param now the current time in milliseconds
+	 * @return the units held, from 0 to the capacity
+	 */
+	final long held(RateLimitPolicy policy, long now) {
+		long capacity = policy.capacity();
+		return Math.max(0, Math.min(capacity, capacity - acquire(policy, now, capacity + 1).remaining()));
 	}
 
 	/**

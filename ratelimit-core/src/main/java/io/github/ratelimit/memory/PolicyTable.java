@@ -64,6 +64,9 @@ final class PolicyTable {
 	/** Bit {@code r} is set iff the rank list {@code r} is not empty. */
 	private long ranks;
 
+	/** What evicted keys held, from the first eviction on. */
+	private @Nullable EvictedKeys evicted;
+
 	PolicyTable(RateLimitPolicy policy, int maxKeys, AtomicLong held, AtomicLong evictions) {
 		this.policy = policy;
 		this.maxKeys = maxKeys;
@@ -97,7 +100,7 @@ final class PolicyTable {
 		}
 		dropExpired(now - RECLAIM_AFTER_MILLIS, RECLAIM_STEPS);
 		// Decided before it is published, so no other thread can see the state, or evict it, before this counts.
-		KeyState state = KeyState.create(this.policy.algorithm(), key);
+		KeyState state = returning(key, now, true);
 		Decision decision = state.acquire(this.policy, now, cost);
 		state.raiseRank(decision);
 		state.listedExpiry = state.expiresAt(this.policy);
@@ -106,6 +109,49 @@ final class PolicyTable {
 		this.size++;
 		this.states.put(key, state);
 		return decision;
+	}
+
+	/**
+	 * Return a key's state as its next request would find it, without inserting it or taking anything.
+	 * @param key the key
+	 * @param now the current time
+	 * @return what a request that can never pass is told: the remaining units and the reset
+	 */
+	Decision peek(String key, long now) {
+		long probe = this.policy.capacity() + 1;
+		KeyState state = this.states.get(key);
+		if (state != null) {
+			state.lock();
+			try {
+				if (!state.retired) {
+					return state.acquire(this.policy, now, probe);
+				}
+			}
+			finally {
+				state.unlock();
+			}
+		}
+		synchronized (this) {
+			return returning(key, now, false).acquire(this.policy, now, probe);
+		}
+	}
+
+	/**
+	 * Create the state of a key not held: fresh, charged with what it held when last evicted, if anything, so that
+	 * an eviction forgives nothing.
+	 */
+	private KeyState returning(String key, long now, boolean forgetPardon) {
+		KeyState state = KeyState.create(this.policy.algorithm(), key);
+		EvictedKeys evicted = this.evicted;
+		if (evicted != null) {
+			EvictedKeys.Charge charge = forgetPardon ? evicted.charge(key, now) : evicted.estimate(key, now);
+			if (charge.units() > 0) {
+				long capacity = this.policy.capacity();
+				state.acquire(this.policy, now, Math.min(capacity, charge.units()));
+				state.chargedFromFloor = Math.min(capacity, charge.fromFloor());
+			}
+		}
+		return state;
 	}
 
 	/**
@@ -147,6 +193,9 @@ final class PolicyTable {
 	 * @param key the key
 	 */
 	synchronized void reset(String key) {
+		if (this.evicted != null) {
+			this.evicted.pardon(key);
+		}
 		KeyState state = this.states.get(key);
 		if (state != null) {
 			state.lock();
@@ -193,12 +242,13 @@ final class PolicyTable {
 		Arrays.fill(this.heads, null);
 		Arrays.fill(this.tails, null);
 		this.ranks = 0;
+		this.evicted = null;
 	}
 
 	/**
 	 * Drop one state, of which there is at least one: an expired one if any (nothing is forgotten), else the newest
-	 * on the lowest rank list (the fewest units forgiven; among equals the newest, so that a flood of new keys evicts
-	 * its own keys before an older client's, which it could otherwise buy a fresh quota by evicting).
+	 * on the lowest rank list (among keys that held as much, a flood's own newest key rather than an established
+	 * client's), remembering what it held so that it resumes there if it comes back.
 	 */
 	private void evict(long now) {
 		if (dropExpired(now, Integer.MAX_VALUE)) {
@@ -208,10 +258,12 @@ final class PolicyTable {
 			int rank = Long.numberOfTrailingZeros(this.ranks);
 			KeyState state = this.tails[rank];
 			int actual;
+			long held = 0;
 			state.lock();
 			try {
 				actual = state.rank;
 				if (actual == rank) {
+					held = state.held(this.policy, now);
 					retire(state);
 				}
 			}
@@ -220,6 +272,12 @@ final class PolicyTable {
 			}
 			if (actual == rank) {
 				detach(state);
+				EvictedKeys evicted = this.evicted;
+				if (evicted == null) {
+					evicted = new EvictedKeys(this.policy, this.size + 1);
+					this.evicted = evicted;
+				}
+				evicted.record(state.key, held, state.chargedFromFloor, now);
 				this.evictions.incrementAndGet();
 				return;
 			}

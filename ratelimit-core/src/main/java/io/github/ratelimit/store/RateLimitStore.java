@@ -45,6 +45,20 @@ public interface RateLimitStore {
 	}
 
 	/**
+	 * Return the state of {@code key} under {@code policy} as its next request would find it, taking nothing and
+	 * keeping nothing: what an operator reads. By default a request that costs more than the capacity, which every
+	 * store rejects without counting; stores that would otherwise keep state for an unknown key override it.
+	 * @param policy the policy
+	 * @param key the counter key within the policy
+	 * @return a rejection that tells the remaining units and the reset
+	 * @throws RateLimitStoreException if the store cannot be reached
+	 * @since 0.2.0
+	 */
+	default Decision peek(RateLimitPolicy policy, String key) {
+		return tryAcquire(policy, key, policy.capacity() + 1);
+	}
+
+	/**
 	 * Give back the units an admitted acquisition took, to the window that counted them: for a request whose
 	 * policy counts only some outcomes (failed logins, say), or whose other limits rejected it. If that window has
 	 * passed or the key was reset meanwhile, nothing changes: a refund never creates capacity that was not taken.

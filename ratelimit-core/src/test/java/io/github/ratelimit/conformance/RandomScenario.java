@@ -36,6 +36,16 @@ public record RandomScenario(Algorithm algorithm, long limit, long windowMillis,
 	}
 
 	public static Arbitrary<RandomScenario> scenarios(int maxSteps) {
+		return scenarios(maxSteps, 3);
+	}
+
+	/**
+	 * Scenarios over keys {@code 0} to {@code keys - 1}.
+	 * @param maxSteps the most requests
+	 * @param keys how many key numbers a step chooses from
+	 * @return the scenarios
+	 */
+	public static Arbitrary<RandomScenario> scenarios(int maxSteps, int keys) {
 		Arbitrary<Algorithm> algorithms = Arbitraries.of(Algorithm.class);
 		Arbitrary<Long> limits = Arbitraries.longs().between(1, 20);
 		Arbitrary<Long> windows = Arbitraries.of(1L, 7L, 100L, 999L, 1_000L, 60_000L, 86_400_000L);
@@ -45,7 +55,7 @@ public record RandomScenario(Algorithm algorithm, long limit, long windowMillis,
 					net.jqwik.api.Tuple.of(5, Arbitraries.just(0L)),
 					net.jqwik.api.Tuple.of(10, Arbitraries.longs().between(0, Math.max(1, window / 4))),
 					net.jqwik.api.Tuple.of(2, Arbitraries.longs().between(0, 3 * window)));
-			Arbitrary<Step> steps = Combinators.combine(advances, Arbitraries.integers().between(0, 2),
+			Arbitrary<Step> steps = Combinators.combine(advances, Arbitraries.integers().between(0, keys - 1),
 					Arbitraries.longs().between(1, 4)).as(Step::new);
 			return steps.list().ofMinSize(1).ofMaxSize(maxSteps)
 				.map((list) -> new RandomScenario(algorithm, limit, window, burst, list));

@@ -1,5 +1,10 @@
 package io.github.ratelimit.memory;
 
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.RateLimitPolicy;
 import io.github.ratelimit.conformance.MutableTimeSource;
@@ -40,6 +45,47 @@ class InMemoryRateLimitStoreProperties {
 			}
 			assertThat(store.size()).isLessThanOrEqualTo(2);
 		}
+	}
+
+	/**
+	 * An adversary picks the order of requests over a store of four keys: its target, a few keys it keeps using, and
+	 * any number of new keys, with any costs and pauses. Whatever it picks, the requests admitted for each key are
+	 * ones the policy admits with unbounded memory: replayed alone against a store that never evicts, every one of
+	 * them passes. So evictions never give a key more than its limit.
+	 */
+	@Property(tries = 1000)
+	void evictionsNeverLetAKeyPassMoreThanThePolicyWouldWithUnboundedMemory(
+			@ForAll("adversarialScenarios") RandomScenario scenario) {
+		MutableTimeSource clock = MutableTimeSource.at("2030-01-01T00:00:00Z");
+		InMemoryRateLimitStore store = InMemoryRateLimitStore.builder().clock(clock).maxKeys(4).build();
+		RateLimitPolicy policy = scenario.policy("p");
+		Map<String, List<long[]>> admitted = new HashMap<>();
+		int fresh = 0;
+		for (RandomScenario.Step step : scenario.steps()) {
+			clock.advanceMillis(step.advanceMillis());
+			// Keys 0 to 3 come back; any other number stands for a key never used before.
+			String key = (step.key() < 4) ? "key-" + step.key() : "new-" + fresh++;
+			if (store.tryAcquire(policy, key, step.cost()).allowed()) {
+				admitted.computeIfAbsent(key, (k) -> new ArrayList<>())
+					.add(new long[] { clock.currentTimeMillis(), step.cost() });
+			}
+			assertThat(store.size()).isLessThanOrEqualTo(4);
+		}
+		admitted.forEach((key, requests) -> {
+			MutableTimeSource replayClock = MutableTimeSource.atMillis(0);
+			InMemoryRateLimitStore unbounded = InMemoryRateLimitStore.builder().clock(replayClock).build();
+			for (long[] request : requests) {
+				replayClock.set(request[0]);
+				assertThat(unbounded.tryAcquire(policy, key, request[1]).allowed())
+					.as("%s admitted %s units at %s", key, request[1], request[0])
+					.isTrue();
+			}
+		});
+	}
+
+	@Provide
+	Arbitrary<RandomScenario> adversarialScenarios() {
+		return RandomScenario.scenarios(300, 12);
 	}
 
 	/**

@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.Random;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLongArray;
+import java.util.function.Consumer;
 
 import io.github.ratelimit.Algorithm;
 import io.github.ratelimit.Decision;
@@ -42,7 +43,10 @@ class InMemoryRateLimitStoreTests {
 		assertThat(store.evictions()).as("each flood key beyond the bound evicts one").isEqualTo(999_000);
 		assertThat(store.size(api)).as("the other policy lost no key").isEqualTo(500);
 		assertThat(store.tryAcquire(api, "new-user", 1).remaining()).isEqualTo(9);
-		assertThat(store.tryAcquire(login, "new-client", 1).remaining()).isEqualTo(4);
+		// A million evictions fill the memory of evicted keys: a new client may find one flood request counted.
+		Decision newClient = store.tryAcquire(login, "new-client", 1);
+		assertThat(newClient.allowed()).isTrue();
+		assertThat(newClient.remaining()).isBetween(3L, 4L);
 		for (int user = 0; user < 500; user++) {
 			assertThat(store.tryAcquire(api, "user-" + user, 1).remaining()).isEqualTo(8);
 		}
@@ -77,7 +81,193 @@ class InMemoryRateLimitStoreTests {
 		}
 		assertThat(store.tryAcquire(oneTimeCode, "+15550100", 1).allowed()).isFalse();
 		assertThat(store.tryAcquire(oneTimeCode, "+15550101", 1).allowed()).isFalse();
-		assertThat(store.tryAcquire(oneTimeCode, "a-new-client", 1).allowed()).isTrue();
+	}
+
+	@ParameterizedTest
+	@EnumSource(Algorithm.class)
+	void afterATablesWorthOfEvictionsNearlyEveryNewClientStillFindsItsWholeQuota(Algorithm algorithm) {
+		InMemoryRateLimitStore store = store(1_000, 1_000);
+		RateLimitPolicy oneTimeCode = policy("otp", algorithm, 1, Duration.ofMinutes(10));
+		for (int i = 0; i < 2_000; i++) {
+			store.tryAcquire(oneTimeCode, "flood-" + i, 1);
+		}
+		int admitted = 0;
+		for (int i = 0; i < 100; i++) {
+			if (store.tryAcquire(oneTimeCode, "new-client-" + i, 1).allowed()) {
+				admitted++;
+			}
+		}
+		// Each shares its four cells with keys of the 1,000 evicted with probability (1 - e^(-1000/2048))^4 < 2.4%.
+		assertThat(admitted).isGreaterThanOrEqualTo(85);
+	}
+
+	@ParameterizedTest
+	@EnumSource(Algorithm.class)
+	void aClientThatSendsANewKeyAfterEachRequestOnItsTargetGetsNoMoreThanTheLimit(Algorithm algorithm) {
+		// The security review's attack: the table is full of keys used once; the target, used once, is the newest
+		// key of the lowest rank, so the next new key evicts it.
+		InMemoryRateLimitStore store = store(1_000, 1_000);
+		RateLimitPolicy orders = policy("orders", algorithm, 10, Duration.ofMinutes(1));
+		for (int i = 0; i < 1_100; i++) {
+			store.tryAcquire(orders, "filler-" + i, 1);
+		}
+		AtomicInteger key = new AtomicInteger();
+		int admitted = attack(store, orders, 300,
+				(target) -> store.tryAcquire(orders, "one-use-" + key.getAndIncrement(), 1));
+		assertThat(store.evictions()).isGreaterThan(300);
+		assertThat(admitted).isEqualTo(10);
+	}
+
+	@ParameterizedTest
+	@EnumSource(Algorithm.class)
+	void aClientThatWaitsForItsTargetToBeTheOldestKeyGetsNoMoreThanTheLimit(Algorithm algorithm) {
+		// The attack on a store that would evict the oldest key first: a table's worth of new keys after each request.
+		InMemoryRateLimitStore store = store(100, 100);
+		RateLimitPolicy orders = policy("orders", algorithm, 10, Duration.ofMinutes(1));
+		AtomicInteger key = new AtomicInteger();
+		int admitted = attack(store, orders, 30, (target) -> {
+			for (int i = 0; i < 150; i++) {
+				store.tryAcquire(orders, "one-use-" + key.getAndIncrement(), 1);
+			}
+		});
+		assertThat(admitted).isEqualTo(10);
+	}
+
+	@ParameterizedTest
+	@EnumSource(Algorithm.class)
+	void aFloodThatOutranksItsTargetSoThatTheTargetGoesFirstStillBuysItNothing(Algorithm algorithm) {
+		// Each new key holds more than the target, so the target is always the one on the lowest rank.
+		InMemoryRateLimitStore store = store(50, 50);
+		RateLimitPolicy orders = policy("orders", algorithm, 64, Duration.ofMinutes(1));
+		AtomicInteger key = new AtomicInteger();
+		int admitted = attack(store, orders, 200, (target) -> {
+			for (int i = 0; i < 60; i++) {
+				store.tryAcquire(orders, "heavy-" + key.getAndIncrement(), outranking(orders, target));
+			}
+		});
+		assertThat(store.evictions()).isGreaterThan(1_000);
+		assertThat(admitted).isLessThanOrEqualTo(64);
+	}
+
+	@ParameterizedTest
+	@EnumSource(Algorithm.class)
+	void keysOfTheAttackerThatComeBackAsOftenAsTheTargetAndOutrankItStillBuyItNothing(Algorithm algorithm) {
+		// The attacker's own keys are evicted and come back as often as the target, so that the memory of evicted
+		// keys has to choose between them, and each holds more than the target, so that the target goes first.
+		InMemoryRateLimitStore store = store(50, 50);
+		RateLimitPolicy orders = policy("orders", algorithm, 64, Duration.ofMinutes(1));
+		for (int pool : new int[] { 60, 200, 1_000 }) {
+			store.clear();
+			AtomicInteger key = new AtomicInteger();
+			int admitted = attack(store, orders, 1_000, (target) -> {
+				for (int i = 0; i < 60; i++) {
+					store.tryAcquire(orders, "pool-" + (key.getAndIncrement() % pool), outranking(orders, target));
+				}
+			});
+			assertThat(admitted).as("pool of %d", pool).isEqualTo(64);
+		}
+		assertThat(store.evictions()).isGreaterThan(50_000);
+	}
+
+	/**
+	 * Send {@code rounds} requests of one unit on the target key, each followed by the attacker's other requests, at
+	 * one instant.
+	 * @return how many of the target's requests were admitted
+	 */
+	private static int attack(InMemoryRateLimitStore store, RateLimitPolicy policy, int rounds,
+			Consumer<Decision> between) {
+		int admitted = 0;
+		for (int round = 0; round < rounds; round++) {
+			Decision decision = store.tryAcquire(policy, "victim", 1);
+			if (decision.allowed()) {
+				admitted++;
+			}
+			between.accept(decision);
+		}
+		return admitted;
+	}
+
+	/** A cost that puts a key on a higher rank than the target holding what its last decision left it. */
+	private static long outranking(RateLimitPolicy policy, Decision target) {
+		return Math.min(policy.limit(), 2 * (policy.limit() - target.remaining()) + 2);
+	}
+
+	@ParameterizedTest
+	@EnumSource(Algorithm.class)
+	void aFloodOfKeysUsedOnceRaisesAnUnknownClientsCountByOneRequestAtMost(Algorithm algorithm) {
+		InMemoryRateLimitStore store = store(50, 50);
+		RateLimitPolicy orders = policy("orders", algorithm, 64, Duration.ofMinutes(1));
+		this.clock.alignTo(orders.window(), 0);
+		for (int i = 0; i < 200_000; i++) {
+			store.tryAcquire(orders, "flood-" + i, 1);
+		}
+		for (int i = 0; i < 100; i++) {
+			assertThat(store.tryAcquire(orders, "new-client-" + i, 1).remaining()).isBetween(62L, 63L);
+		}
+	}
+
+	@ParameterizedTest
+	@EnumSource(Algorithm.class)
+	void anEvictedKeyResumesWhereItWasUntilItsStateWouldHaveBeenFresh(Algorithm algorithm) {
+		InMemoryRateLimitStore store = store(10, 10);
+		RateLimitPolicy policy = policy("p", algorithm, 5, Duration.ofMinutes(1));
+		this.clock.alignTo(policy.window(), 0);
+		store.tryAcquire(policy, "k", 2);
+		for (int i = 0; i < 100; i++) {
+			store.tryAcquire(policy, "heavy-" + i, 5); // each outranks k, which goes first
+		}
+		assertThat(store.size(policy)).isEqualTo(10);
+		assertThat(store.peek(policy, "k").remaining()).as("k was evicted holding 2, at least").isLessThanOrEqualTo(3);
+		assertThat(store.tryAcquire(policy, "k", 4).allowed()).as("2 held and 4 more are over 5").isFalse();
+		// Once its state would have been fresh, nothing is held against it.
+		this.clock.advanceMillis(EvictedKeys.holdMillis(policy) * 2);
+		for (int i = 0; i < 100; i++) {
+			store.tryAcquire(policy, "later-" + i, 5);
+		}
+		assertThat(store.tryAcquire(policy, "k", 1).remaining()).isEqualTo(4);
+	}
+
+	@ParameterizedTest
+	@EnumSource(Algorithm.class)
+	void readingAKeyInsertsNothingAndEvictsNoOne(Algorithm algorithm) {
+		InMemoryRateLimitStore store = store(3, 3);
+		RateLimitPolicy policy = policy("p", algorithm, 5, Duration.ofMinutes(1));
+		store.tryAcquire(policy, "a", 1);
+		store.tryAcquire(policy, "b", 2);
+		store.tryAcquire(policy, "c", 3);
+		for (int i = 0; i < 10; i++) {
+			assertThat(store.peek(policy, "unknown-" + i).remaining()).isEqualTo(5);
+		}
+		assertThat(store.peek(policy, "b").remaining()).isEqualTo(3);
+		assertThat(store.peek(policy, "b").allowed()).isFalse();
+		assertThat(store.size()).isEqualTo(3);
+		assertThat(store.evictions()).isZero();
+		assertThat(store.tryAcquire(policy, "a", 1).remaining()).isEqualTo(3);
+		assertThat(store.peek(RateLimitPolicy.builder("never-used").limit(2).window(Duration.ofSeconds(1)).build(), "k")
+			.remaining()).isEqualTo(2);
+	}
+
+	@Test
+	void readingAnEvictedKeyShowsWhatItWouldResumeWith() {
+		InMemoryRateLimitStore store = store(2, 2);
+		store.tryAcquire(this.policy, "k", 2);
+		store.tryAcquire(this.policy, "x", 3);
+		store.tryAcquire(this.policy, "y", 3); // k goes
+		assertThat(store.size(this.policy)).isEqualTo(2);
+		assertThat(store.peek(this.policy, "k").remaining()).isEqualTo(1);
+		assertThat(store.evictions()).isEqualTo(1);
+	}
+
+	@Test
+	void aResetKeyStartsAfreshEvenWhenItsEvictionIsRemembered() {
+		InMemoryRateLimitStore store = store(2, 2);
+		store.tryAcquire(this.policy, "k", 3);
+		store.tryAcquire(this.policy, "x", 3);
+		store.tryAcquire(this.policy, "y", 3); // k goes, held 3 of 3
+		assertThat(store.peek(this.policy, "k").remaining()).isZero();
+		store.reset(this.policy, "k");
+		assertThat(store.peek(this.policy, "k").remaining()).isEqualTo(3);
+		assertThat(store.tryAcquire(this.policy, "k", 1).remaining()).isEqualTo(2);
 	}
 
 	@ParameterizedTest
@@ -113,7 +303,8 @@ class InMemoryRateLimitStoreTests {
 		assertThat(stranger.allowed()).isTrue();
 		assertThat(store.evictions()).isEqualTo(1);
 		assertThat(store.tryAcquire(this.policy, "alice", 1).allowed()).as("alice's count is kept").isFalse();
-		assertThat(store.tryAcquire(this.policy, "bob", 1).remaining()).as("bob, evicted, starts afresh").isEqualTo(2);
+		assertThat(store.tryAcquire(this.policy, "bob", 1).remaining()).as("bob, evicted, resumes where he was")
+			.isEqualTo(1);
 	}
 
 	@ParameterizedTest

@@ -10,7 +10,6 @@ import io.github.ratelimit.aop.RateLimitedMethodRegistry;
 import io.github.ratelimit.aop.RateLimitedMethodRegistry.DeclaredPolicy;
 import io.github.ratelimit.internal.Durations;
 import io.github.ratelimit.limiter.RateLimiter;
-import io.github.ratelimit.store.StoreKeys;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.actuate.endpoint.Access;
@@ -71,8 +70,8 @@ public class RateLimitsEndpoint {
 	}
 
 	/**
-	 * Read one key's state under a policy without taking a unit: asked as a request that costs more than the
-	 * capacity, which every store rejects and counts nothing for. A policy that plans change is read under each of
+	 * Read one key's state under a policy without taking a unit or keeping anything (an unknown key is not
+	 * inserted, so a read never evicts another key of the in-memory store). A policy that plans change is read under each of
 	 * them too: a client of a plan is counted by its plan's variant, apart from the policy as declared.
 	 * @param policy the policy's name
 	 * @param keyPath the key, as the limiter sees it (the key expression's value, or the client's address; an IPv6
@@ -96,7 +95,7 @@ public class RateLimitsEndpoint {
 	}
 
 	private KeyState state(RateLimitPolicy policy, String key) {
-		Decision probe = this.rateLimiter.store().tryAcquire(policy, StoreKeys.bounded(key), policy.capacity() + 1);
+		Decision probe = this.rateLimiter.peek(policy, key);
 		return new KeyState(probe.limit(), probe.remaining(), probe.resetAfterSeconds());
 	}
 

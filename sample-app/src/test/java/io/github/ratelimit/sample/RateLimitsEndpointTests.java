@@ -5,6 +5,8 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 
+import io.github.ratelimit.memory.InMemoryRateLimitStore;
+import io.github.ratelimit.store.RateLimitStore;
 import io.github.ratelimit.test.RedisServer;
 import org.junit.jupiter.api.Test;
 
@@ -64,6 +66,26 @@ class RateLimitsEndpointTests {
 			assertThat(send(app, "GET", "/actuator/ratelimits/resources/127.0.0.1").body()).contains("\"remaining\":4");
 			assertThat(send(app, "GET", "/actuator/ratelimits/resources/2001:db8:0:0:0:0:0:0/64").body())
 				.contains("\"key\":\"2001:db8:0:0:0:0:0:0/64\"").contains("\"remaining\":5");
+		}
+	}
+
+	@Test
+	void readingKeysTheStoreDoesNotHoldInsertsNothingSoAFullStoreEvictsNoOne() throws Exception {
+		try (ConfigurableApplicationContext app = start("--management.endpoints.web.exposure.include=ratelimits",
+				"--ratelimit.memory.max-keys-per-policy=3", "--ratelimit.filters.edge.enabled=false")) {
+			awayFromAMinutesEdge();
+			for (int user = 0; user < 3; user++) {
+				send(app, "GET", "/api/v1/users/held-" + user + "/orders");
+			}
+			for (int i = 0; i < 20; i++) {
+				assertThat(send(app, "GET", "/actuator/ratelimits/orders/unknown-" + i).body())
+					.contains("\"remaining\":10");
+			}
+			InMemoryRateLimitStore store = (InMemoryRateLimitStore) app.getBean(RateLimitStore.class);
+			assertThat(store.evictions()).isZero();
+			assertThat(store.size()).isEqualTo(3);
+			assertThat(send(app, "GET", "/api/v1/users/held-0/orders").headers().firstValue("RateLimit-Remaining"))
+				.hasValue("8");
 		}
 	}
 
