@@ -15,6 +15,7 @@ import io.github.ratelimit.dynamodb.DynamoDbRateLimitStore;
 import io.github.ratelimit.limiter.RateLimiter;
 import io.github.ratelimit.memory.InMemoryRateLimitStore;
 import io.github.ratelimit.redis.RedisRateLimitStore;
+import io.github.ratelimit.web.ForwardedHeader;
 import io.github.ratelimit.web.IpRange;
 import io.github.ratelimit.web.RateLimitHeaderStyle;
 import org.jspecify.annotations.Nullable;
@@ -1022,12 +1023,20 @@ public class RateLimitProperties implements InitializingBean {
 	public static class ClientIp {
 
 		/**
-		 * Proxies whose Forwarded and X-Forwarded-For headers are believed, as IP addresses or CIDR blocks (IPv4 or
-		 * IPv6). When the connection comes from one of them, the chain is read from right to left, skipping trusted
-		 * proxies; the first other address is the client. Empty by default: the client is the connection's peer, and
-		 * no forwarded header is read.
+		 * Proxies whose forwarded header (see forwarded-header) is believed, as IP addresses or CIDR blocks (IPv4 or
+		 * IPv6): the load balancers' own addresses or subnets. When the connection comes from one of them, the chain
+		 * is read from right to left, skipping trusted proxies; the first other address is the client. Empty by
+		 * default: the client is the connection's peer, and no forwarded header is read. A range wider than a /16 of
+		 * IPv4 or a /32 of IPv6 is logged at WARN; every address (/0) fails start-up.
 		 */
 		private List<String> trustedProxies = new ArrayList<>();
+
+		/**
+		 * The one header the trusted proxies write the client's address into, and the only one read: x-forwarded-for
+		 * (nginx, HAProxy, Envoy, Traefik, cloud load balancers, Cloudflare), forwarded (RFC 7239) or x-real-ip (one
+		 * address, set by a single proxy). Never another in its place: proxies pass on headers they do not write.
+		 */
+		private ForwardedHeader forwardedHeader = ForwardedHeader.X_FORWARDED_FOR;
 
 		/**
 		 * Bits of an IPv4 address that make one client (32: each address is a client).
@@ -1062,6 +1071,14 @@ public class RateLimitProperties implements InitializingBean {
 			this.trustedProxies = trustedProxies;
 		}
 
+		public ForwardedHeader getForwardedHeader() {
+			return this.forwardedHeader;
+		}
+
+		public void setForwardedHeader(ForwardedHeader forwardedHeader) {
+			this.forwardedHeader = forwardedHeader;
+		}
+
 		public int getIpv4PrefixLength() {
 			return this.ipv4PrefixLength;
 		}
@@ -1081,12 +1098,18 @@ public class RateLimitProperties implements InitializingBean {
 		void validate() {
 			for (int i = 0; i < this.trustedProxies.size(); i++) {
 				String proxy = this.trustedProxies.get(i);
+				IpRange range;
 				try {
-					IpRange.parse(proxy);
+					range = IpRange.parse(proxy);
 				}
 				catch (IllegalArgumentException ex) {
 					throw new InvalidConfigurationPropertyValueException("ratelimit.client-ip.trusted-proxies[" + i + "]",
 							proxy, ex.getMessage());
+				}
+				if (range.prefixLength() == 0) {
+					throw new InvalidConfigurationPropertyValueException("ratelimit.client-ip.trusted-proxies[" + i + "]",
+							proxy, "Trusting every address lets every client choose its own address. List the addresses "
+									+ "or subnets of the proxies in front of the application.");
 				}
 			}
 			for (int i = 0; i < this.exempt.size(); i++) {

@@ -162,8 +162,8 @@ class RateLimitWebMvcConfiguration {
 	@ConditionalOnMissingBean
 	ClientIpResolver clientIpResolver(RateLimitProperties properties) {
 		RateLimitProperties.ClientIp clientIp = properties.getClientIp();
-		return new TrustedProxiesClientIpResolver(clientIp.getTrustedProxies(), clientIp.getIpv4PrefixLength(),
-				clientIp.getIpv6PrefixLength(), properties.getFailureLogInterval());
+		return new TrustedProxiesClientIpResolver(clientIp.getTrustedProxies(), clientIp.getForwardedHeader(),
+				clientIp.getIpv4PrefixLength(), clientIp.getIpv6PrefixLength(), properties.getFailureLogInterval());
 	}
 
 	@Bean

@@ -3,12 +3,14 @@ package io.github.ratelimit.web;
 import java.net.Inet4Address;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
+import java.util.Arrays;
 
 import org.jspecify.annotations.Nullable;
 
 /**
- * Parses IP address literals without ever asking DNS, and writes them in one canonical text. {@code ::ffff:1.2.3.4}
- * is {@code 1.2.3.4}, {@code 2001:DB8:0::1} is {@code 2001:db8:0:0:0:0:0:1}.
+ * Parses IP address literals into their bytes, never handing text to {@link InetAddress} (which resolves anything
+ * it does not take for a literal), and writes them in one canonical text. {@code ::ffff:1.2.3.4} is
+ * {@code 1.2.3.4}, {@code 2001:DB8:0::1} is {@code 2001:db8:0:0:0:0:0:1}.
  */
 final class IpAddresses {
 
@@ -30,24 +32,16 @@ final class IpAddresses {
 		if (literal.isEmpty() || literal.length() > 45) {
 			return null;
 		}
-		if (literal.indexOf(':') < 0) {
-			byte[] ipv4 = ipv4(literal);
-			try {
-				// From its bytes, never from text: no host name lookup, and no parsing twice on every request.
-				return (ipv4 != null) ? InetAddress.getByAddress(ipv4) : null;
-			}
-			catch (UnknownHostException ex) {
-				throw new IllegalStateException("an address of 4 bytes is always valid", ex);
-			}
-		}
-		if (!isIpv6Text(literal)) {
-			return null; // checked first, so that InetAddress never takes it for a host name to resolve
+		byte[] bytes = (literal.indexOf(':') < 0) ? ipv4(literal) : ipv6(literal);
+		if (bytes == null) {
+			return null;
 		}
 		try {
-			return InetAddress.getByName(literal);
+			// From its bytes, never from text: nothing a client wrote reaches name resolution.
+			return InetAddress.getByAddress(bytes);
 		}
 		catch (UnknownHostException ex) {
-			return null;
+			throw new IllegalStateException("an address of 4 or 16 bytes is always valid", ex);
 		}
 	}
 
@@ -101,11 +95,120 @@ final class IpAddresses {
 		return part == 4;
 	}
 
-	private static boolean isIpv6Text(String text) {
-		for (int i = 0; i < text.length(); i++) {
-			char c = text.charAt(i);
-			boolean hex = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
-			if (!hex && c != ':' && c != '.') {
+	/**
+	 * The bytes of an IPv6 literal as RFC 4291 writes them: eight groups of one to four hex digits, at most one
+	 * {@code ::} standing for one or more groups of zeros, the last two groups possibly a dotted-quad IPv4 address;
+	 * no zone, no brackets.
+	 */
+	private static byte @Nullable [] ipv6(String text) {
+		int gap = text.indexOf("::");
+		if (gap >= 0 && text.indexOf("::", gap + 1) >= 0) {
+			return null;
+		}
+		int[] words = new int[8];
+		if (gap < 0) {
+			if (words(text, words, true) != 8) {
+				return null;
+			}
+		}
+		else {
+			int head = words(text.substring(0, gap), words, false);
+			int[] tailWords = new int[8];
+			int tail = words(text.substring(gap + 2), tailWords, true);
+			if (head < 0 || tail < 0 || head + tail > 7) {
+				return null;
+			}
+			System.arraycopy(tailWords, 0, words, 8 - tail, tail);
+		}
+		byte[] bytes = new byte[16];
+		for (int i = 0; i < 8; i++) {
+			bytes[2 * i] = (byte) (words[i] >>> 8);
+			bytes[2 * i + 1] = (byte) words[i];
+		}
+		return bytes;
+	}
+
+	/**
+	 * Read colon-separated groups of hex digits into {@code words}, the last one possibly a dotted-quad IPv4 address
+	 * (two words).
+	 * @return how many words, or -1 if the text is not such groups
+	 */
+	private static int words(String text, int[] words, boolean ipv4Last) {
+		if (text.isEmpty()) {
+			return 0;
+		}
+		String[] groups = text.split(":", -1);
+		int count = 0;
+		for (int i = 0; i < groups.length; i++) {
+			String group = groups[i];
+			if (ipv4Last && i == groups.length - 1 && group.indexOf('.') >= 0) {
+				byte[] ipv4 = ipv4(group);
+				if (ipv4 == null || count + 2 > 8) {
+					return -1;
+				}
+				words[count++] = ((ipv4[0] & 0xFF) << 8) | (ipv4[1] & 0xFF);
+				words[count++] = ((ipv4[2] & 0xFF) << 8) | (ipv4[3] & 0xFF);
+				continue;
+			}
+			if (group.isEmpty() || group.length() > 4 || count == 8) {
+				return -1;
+			}
+			int word = 0;
+			for (int j = 0; j < group.length(); j++) {
+				int digit = Character.digit(group.charAt(j), 16);
+				if (digit < 0 || group.charAt(j) > 'f') {
+					return -1; // Character.digit also takes other scripts' digits
+				}
+				word = (word << 4) | digit;
+			}
+			words[count++] = word;
+		}
+		return count;
+	}
+
+	/**
+	 * Return the IPv4 address a transition address carries for its client, or the address itself: 6to4
+	 * ({@code 2002::/16}, the site's IPv4 address), NAT64's well-known prefix ({@code 64:ff9b::/96}), Teredo
+	 * ({@code 2001::/32}, the client's obfuscated public address) and IPv4-compatible addresses ({@code ::a.b.c.d}).
+	 * Keyed by their IPv6 network, these would give one IPv4 client 2<sup>16</sup> networks (6to4) or put many
+	 * behind one (Teredo, NAT64).
+	 */
+	static InetAddress client(InetAddress address) {
+		byte[] bytes = address.getAddress();
+		if (bytes.length != 16) {
+			return address;
+		}
+		byte[] ipv4 = null;
+		if (bytes[0] == 0x20 && bytes[1] == 0x02) {
+			ipv4 = Arrays.copyOfRange(bytes, 2, 6);
+		}
+		else if (bytes[0] == 0x20 && bytes[1] == 0x01 && bytes[2] == 0 && bytes[3] == 0) {
+			ipv4 = Arrays.copyOfRange(bytes, 12, 16);
+			for (int i = 0; i < 4; i++) {
+				ipv4[i] = (byte) ~ipv4[i];
+			}
+		}
+		else if (isZero(bytes, 0, 12) && !isZero(bytes, 12, 15)) {
+			ipv4 = Arrays.copyOfRange(bytes, 12, 16); // ::a.b.c.d, not :: or ::1
+		}
+		else if (bytes[0] == 0 && bytes[1] == 0x64 && bytes[2] == (byte) 0xff && bytes[3] == (byte) 0x9b
+				&& isZero(bytes, 4, 12)) {
+			ipv4 = Arrays.copyOfRange(bytes, 12, 16);
+		}
+		if (ipv4 == null) {
+			return address;
+		}
+		try {
+			return InetAddress.getByAddress(ipv4);
+		}
+		catch (UnknownHostException ex) {
+			throw new IllegalStateException("an address of 4 bytes is always valid", ex);
+		}
+	}
+
+	private static boolean isZero(byte[] bytes, int from, int to) {
+		for (int i = from; i < to; i++) {
+			if (bytes[i] != 0) {
 				return false;
 			}
 		}

@@ -61,6 +61,15 @@ public final class IpRange {
 	}
 
 	/**
+	 * Return whether this is a range of IPv4 addresses.
+	 * @return whether it is IPv4
+	 * @since 0.2.0
+	 */
+	public boolean isIpv4() {
+		return this.network.length == 4;
+	}
+
+	/**
 	 * Return whether the address lies in this range.
 	 * @param address the address
 	 * @return whether it lies in the range

@@ -14,17 +14,24 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The built-in {@link ClientIpResolver}: the client is the peer of the connection, unless that peer is one of the
- * trusted proxies. Then the forwarded chain is read ({@code Forwarded}, RFC 7239, else {@code X-Forwarded-For}) from
- * right to left, skipping the trusted proxies, and the first address that is not one of them is the client: what a
- * client writes into those headers itself lies to the left of what the proxies appended, so it is never reached while
- * a proxy's own entry is there.
+ * trusted proxies. Then the one header the proxies write ({@link ForwardedHeader}, {@code X-Forwarded-For} by default)
+ * is read from right to left, skipping the trusted proxies, and the first address that is not one of them is the
+ * client: what a client writes into that header itself lies to the left of what the proxies appended, so it is never
+ * reached while a proxy's own entry is there. No other forwarded header is ever read, not even when the chosen one is
+ * missing: proxies pass on the headers they do not write, so those are the client's own.
  * <p>
- * Addresses are parsed, never resolved (no DNS), and keyed canonically: an IPv4-mapped IPv6 address as its IPv4
- * address, IPv6 addresses by their network of {@code ipv6PrefixLength} bits (a /64 by default, what one subscriber or
- * host is usually given, so that rotating addresses within it buys no quota), IPv4 addresses by their network of
- * {@code ipv4PrefixLength} bits (the address itself by default). A forwarded value that is not an address
- * ({@code unknown}, an obfuscated {@code _identifier}, garbage) never becomes a key: the peer's address is used, and
- * that is logged at WARN at most once per interval.
+ * Addresses are parsed as literals, never resolved (nothing a client writes reaches name resolution), and keyed
+ * canonically: an IPv4-mapped IPv6 address as its IPv4 address, an IPv6 transition address that carries its client's
+ * IPv4 address (6to4, Teredo, NAT64's well-known prefix, IPv4-compatible) as that IPv4 address, other IPv6 addresses
+ * by their network of {@code ipv6PrefixLength} bits (a /64 by default, what one subscriber or host is usually given,
+ * so that rotating addresses within it buys no quota), IPv4 addresses by their network of {@code ipv4PrefixLength}
+ * bits (the address itself by default). A forwarded value that is not an address ({@code unknown}, an obfuscated
+ * {@code _identifier}, garbage) never becomes a key: the peer's address is used, and that is logged at WARN at most
+ * once per interval.
+ * <p>
+ * A trusted range wider than a /16 of IPv4 or a /32 of IPv6 is logged at WARN when the resolver is created: any host
+ * in it that reaches the application directly can choose its client address. Trusting every address ({@code /0}) is
+ * refused.
  *
  * @since 0.1.0
  */
@@ -33,6 +40,8 @@ public final class TrustedProxiesClientIpResolver implements ClientIpResolver {
 	private static final Log logger = LogFactory.getLog(TrustedProxiesClientIpResolver.class);
 
 	private final List<IpRange> trustedProxies;
+
+	private final ForwardedHeader forwardedHeader;
 
 	private final int ipv4PrefixLength;
 
@@ -44,23 +53,54 @@ public final class TrustedProxiesClientIpResolver implements ClientIpResolver {
 
 	/**
 	 * Create a resolver.
-	 * @param trustedProxies the proxies whose forwarded headers are believed: addresses or CIDR blocks, IPv4 or IPv6
+	 * @param trustedProxies the proxies whose forwarded header is believed: addresses or CIDR blocks, IPv4 or IPv6
+	 * @param forwardedHeader the header those proxies write
 	 * @param ipv4PrefixLength the bits of an IPv4 address that make a client, 1 to 32
 	 * @param ipv6PrefixLength the bits of an IPv6 address that make a client, 1 to 128
 	 * @param warningInterval the least time between two WARN messages about forwarded values that are not addresses
-	 * @throws IllegalArgumentException if a trusted proxy is not an address or CIDR block, or a prefix length is out
-	 * of range
+	 * @throws IllegalArgumentException if a trusted proxy is not an address or CIDR block or is every address, or a
+	 * prefix length is out of range
+	 * @since 0.2.0
 	 */
-	public TrustedProxiesClientIpResolver(List<String> trustedProxies, int ipv4PrefixLength, int ipv6PrefixLength,
-			Duration warningInterval) {
+	public TrustedProxiesClientIpResolver(List<String> trustedProxies, ForwardedHeader forwardedHeader,
+			int ipv4PrefixLength, int ipv6PrefixLength, Duration warningInterval) {
 		List<IpRange> ranges = new ArrayList<>();
 		for (String proxy : trustedProxies) {
-			ranges.add(IpRange.parse(proxy));
+			IpRange range = IpRange.parse(proxy);
+			checkNotTooBroad(range);
+			ranges.add(range);
 		}
 		this.trustedProxies = Collections.unmodifiableList(ranges);
+		this.forwardedHeader = forwardedHeader;
 		this.ipv4PrefixLength = prefixLength(ipv4PrefixLength, 32, "ipv4PrefixLength");
 		this.ipv6PrefixLength = prefixLength(ipv6PrefixLength, 128, "ipv6PrefixLength");
 		this.warningIntervalNanos = warningInterval.toNanos();
+	}
+
+	/**
+	 * Create a resolver that reads {@code X-Forwarded-For} behind the trusted proxies.
+	 * @param trustedProxies the proxies whose forwarded header is believed: addresses or CIDR blocks, IPv4 or IPv6
+	 * @param ipv4PrefixLength the bits of an IPv4 address that make a client, 1 to 32
+	 * @param ipv6PrefixLength the bits of an IPv6 address that make a client, 1 to 128
+	 * @param warningInterval the least time between two WARN messages about forwarded values that are not addresses
+	 * @throws IllegalArgumentException if a trusted proxy is not an address or CIDR block or is every address, or a
+	 * prefix length is out of range
+	 */
+	public TrustedProxiesClientIpResolver(List<String> trustedProxies, int ipv4PrefixLength, int ipv6PrefixLength,
+			Duration warningInterval) {
+		this(trustedProxies, ForwardedHeader.X_FORWARDED_FOR, ipv4PrefixLength, ipv6PrefixLength, warningInterval);
+	}
+
+	private static void checkNotTooBroad(IpRange range) {
+		if (range.prefixLength() == 0) {
+			throw new IllegalArgumentException("'" + range + "' trusts every address, so every client could choose "
+					+ "its own address; list the addresses or subnets of the proxies in front of the application");
+		}
+		if (range.prefixLength() < (range.isIpv4() ? 16 : 32)) {
+			logger.warn("Trusted proxy range " + range + " is broad: any host in it that reaches the application "
+					+ "directly can write a forwarded header and choose its client address (its rate limit key). "
+					+ "List the load balancers' own addresses or subnets instead.");
+		}
 	}
 
 	private static int prefixLength(int length, int bits, String name) {
@@ -107,28 +147,21 @@ public final class TrustedProxiesClientIpResolver implements ClientIpResolver {
 	}
 
 	private String key(InetAddress address) {
-		return IpAddresses.network(address,
-				IpAddresses.isIpv4(address) ? this.ipv4PrefixLength : this.ipv6PrefixLength);
+		InetAddress client = IpAddresses.client(address);
+		return IpAddresses.network(client, IpAddresses.isIpv4(client) ? this.ipv4PrefixLength : this.ipv6PrefixLength);
 	}
 
-	/**
-	 * The {@code for} values of every {@code Forwarded} header, in order; else the entries of every
-	 * {@code X-Forwarded-For} header.
-	 */
-	private static List<String> forwardedFor(HttpServletRequest request) {
+	/** The entries of every instance of the forwarded header, in order. */
+	private List<String> forwardedFor(HttpServletRequest request) {
 		List<String> hops = new ArrayList<>();
-		for (String header : Collections.list(request.getHeaders("Forwarded"))) {
+		for (String header : Collections.list(request.getHeaders(this.forwardedHeader.headerName()))) {
 			for (String element : header.split(",")) {
-				hops.add(forParameter(element));
+				hops.add((this.forwardedHeader == ForwardedHeader.FORWARDED) ? forParameter(element) : element.trim());
 			}
 		}
-		if (!hops.isEmpty()) {
-			return hops;
-		}
-		for (String header : Collections.list(request.getHeaders("X-Forwarded-For"))) {
-			for (String entry : header.split(",")) {
-				hops.add(entry.trim());
-			}
+		if (this.forwardedHeader == ForwardedHeader.X_REAL_IP && hops.size() > 1) {
+			// One address, set by the proxy: several mean the proxy appended to what the client sent.
+			return List.of(hops.get(hops.size() - 1));
 		}
 		return hops;
 	}

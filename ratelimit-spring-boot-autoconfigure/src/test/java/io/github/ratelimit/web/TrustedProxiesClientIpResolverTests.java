@@ -4,17 +4,22 @@ import java.time.Duration;
 import java.util.List;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
 
 import org.springframework.mock.web.MockHttpServletRequest;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 
+@ExtendWith(OutputCaptureExtension.class)
 class TrustedProxiesClientIpResolverTests {
 
 	private final TrustedProxiesClientIpResolver untrusting = resolver(List.of());
 
-	private final TrustedProxiesClientIpResolver behindProxies = resolver(List.of("10.0.0.0/8", "2001:db8:ffff::/48"));
+	private final TrustedProxiesClientIpResolver behindProxies = resolver(List.of("10.0.0.0/16", "2001:db8:ffff::/48"));
 
 	@Test
 	void withoutTrustedProxiesForwardedHeadersAreIgnored() {
@@ -34,7 +39,7 @@ class TrustedProxiesClientIpResolverTests {
 	@Test
 	void behindATrustedProxyTheRightmostUntrustedAddressIsTheClient() {
 		MockHttpServletRequest request = request("10.0.0.5");
-		request.addHeader("X-Forwarded-For", "6.6.6.6, 203.0.113.9, 10.1.2.3");
+		request.addHeader("X-Forwarded-For", "6.6.6.6, 203.0.113.9, 10.0.2.3");
 		assertThat(this.behindProxies.resolve(request)).isEqualTo("203.0.113.9");
 	}
 
@@ -47,14 +52,71 @@ class TrustedProxiesClientIpResolverTests {
 	}
 
 	@Test
-	void theForwardedHeaderWinsAndItsQuotedIpv6AndPortsAreRead() {
+	void onlyTheHeaderTheProxiesWriteIsReadAndAnotherIsTheClientsOwnEvenWhenTheirsIsMissing() {
+		for (ForwardedHeader header : ForwardedHeader.values()) {
+			TrustedProxiesClientIpResolver resolver = resolver(List.of("10.0.0.0/16"), header);
+			MockHttpServletRequest request = request("10.0.0.5");
+			// The proxy writes its header; the client wrote the two others, which the proxy passed on.
+			request.addHeader("X-Forwarded-For", (header == ForwardedHeader.X_FORWARDED_FOR) ? "203.0.113.7" : "6.6.6.6");
+			request.addHeader("Forwarded", (header == ForwardedHeader.FORWARDED) ? "for=203.0.113.7" : "for=6.6.6.7");
+			request.addHeader("X-Real-IP", (header == ForwardedHeader.X_REAL_IP) ? "203.0.113.7" : "6.6.6.8");
+			assertThat(resolver.resolve(request)).as(header.name()).isEqualTo("203.0.113.7");
+			MockHttpServletRequest withoutTheirs = request("10.0.0.5");
+			for (ForwardedHeader other : ForwardedHeader.values()) {
+				if (other != header) {
+					withoutTheirs.addHeader(other.headerName(),
+							(other == ForwardedHeader.FORWARDED) ? "for=6.6.6.6" : "6.6.6.6");
+				}
+			}
+			assertThat(resolver.resolve(withoutTheirs)).as(header.name()).isEqualTo("10.0.0.5");
+		}
+	}
+
+	@Test
+	void theForwardedHeadersQuotedIpv6AndPortsAreRead() {
+		TrustedProxiesClientIpResolver resolver = resolver(List.of("10.0.0.0/16"), ForwardedHeader.FORWARDED);
 		MockHttpServletRequest request = request("10.0.0.5");
-		request.addHeader("X-Forwarded-For", "203.0.113.50");
-		request.addHeader("Forwarded", "for=6.6.6.6, for=\"[2001:DB8:cafe::17]:4711\";proto=https, for=10.9.9.9");
-		assertThat(this.behindProxies.resolve(request)).isEqualTo("2001:db8:cafe:0:0:0:0:0/64");
+		request.addHeader("Forwarded", "for=6.6.6.6, for=\"[2001:DB8:cafe::17]:4711\";proto=https, for=10.0.9.9");
+		assertThat(resolver.resolve(request)).isEqualTo("2001:db8:cafe:0:0:0:0:0/64");
 		MockHttpServletRequest withPort = request("10.0.0.5");
 		withPort.addHeader("Forwarded", "for=\"192.0.2.43:47011\"");
-		assertThat(this.behindProxies.resolve(withPort)).isEqualTo("192.0.2.43");
+		assertThat(resolver.resolve(withPort)).isEqualTo("192.0.2.43");
+	}
+
+	@Test
+	void xRealIpIsTheOneAddressTheProxySet() {
+		TrustedProxiesClientIpResolver resolver = resolver(List.of("10.0.0.5"), ForwardedHeader.X_REAL_IP);
+		MockHttpServletRequest request = request("10.0.0.5");
+		request.addHeader("X-Real-IP", "6.6.6.6, 203.0.113.7");
+		assertThat(resolver.resolve(request)).isEqualTo("203.0.113.7");
+	}
+
+	@Test
+	void forwardedValuesAreReadAsLiteralsAndNeverResolved() {
+		for (String value : new String[] { ".::1", "::1.", "1.2.3.4.", "localhost", "example.com", "a::b::c",
+				"::ffff:1.2.3", "1.2.3.4::", "12345::", "::g", "1:2:3:4:5:6:7:8:9", "1:2:3:4:5:6:7", ":1", "1:",
+				"\u0661::1", "[::1]x" }) {
+			assertThat(IpAddresses.parse(value)).as(value).isNull();
+		}
+		assertThat(IpAddresses.parse("::").getHostAddress()).isEqualTo("0:0:0:0:0:0:0:0");
+		assertThat(IpAddresses.parse("1::").getHostAddress()).isEqualTo("1:0:0:0:0:0:0:0");
+		assertThat(IpAddresses.parse("1:2:3:4:5:6:7::").getHostAddress()).isEqualTo("1:2:3:4:5:6:7:0");
+		assertThat(IpAddresses.parse("[2001:db8::1]").getHostAddress()).isEqualTo("2001:db8:0:0:0:0:0:1");
+		assertThat(IpAddresses.parse("64:ff9b::192.0.2.1").getHostAddress()).isEqualTo("64:ff9b:0:0:0:0:c000:201");
+		assertThat(IpAddresses.parse("::FFFF:192.0.2.1").getHostAddress()).isEqualTo("192.0.2.1");
+	}
+
+	@Test
+	void transitionAddressesAreKeyedByTheIpv4AddressTheyCarry() {
+		// 6to4 gives each IPv4 address a /48: keyed by its /64s, one client would have 65,536 quotas.
+		assertThat(this.untrusting.resolve(request("2002:cb00:7107:1::1"))).isEqualTo("203.0.113.7");
+		assertThat(this.untrusting.resolve(request("2002:cb00:7107:ffff::2"))).isEqualTo("203.0.113.7");
+		// Teredo and NAT64 put many IPv4 clients in one /64: each is its own client.
+		assertThat(this.untrusting.resolve(request("2001:0:4136:e378:8000:63bf:34ff:8ef8"))).isEqualTo("203.0.113.7");
+		assertThat(this.untrusting.resolve(request("64:ff9b::cb00:7107"))).isEqualTo("203.0.113.7");
+		assertThat(this.untrusting.resolve(request("64:ff9b::cb00:7108"))).isEqualTo("203.0.113.8");
+		assertThat(this.untrusting.resolve(request("::203.0.113.7"))).isEqualTo("203.0.113.7");
+		assertThat(this.untrusting.resolve(request("::1"))).isEqualTo("0:0:0:0:0:0:0:0/64");
 	}
 
 	@Test
@@ -70,8 +132,8 @@ class TrustedProxiesClientIpResolverTests {
 	@Test
 	void whenEveryHopIsTrustedTheFarthestIsTheClient() {
 		MockHttpServletRequest request = request("10.0.0.5");
-		request.addHeader("X-Forwarded-For", "10.3.3.3, 10.2.2.2");
-		assertThat(this.behindProxies.resolve(request)).isEqualTo("10.3.3.3");
+		request.addHeader("X-Forwarded-For", "10.0.3.3, 10.0.2.2");
+		assertThat(this.behindProxies.resolve(request)).isEqualTo("10.0.3.3");
 	}
 
 	@Test
@@ -124,6 +186,20 @@ class TrustedProxiesClientIpResolverTests {
 	}
 
 	@Test
+	void trustingEveryAddressIsRefusedAndABroadRangeIsLoggedAtWarn(CapturedOutput output) {
+		assertThatIllegalArgumentException().isThrownBy(() -> resolver(List.of("0.0.0.0/0")))
+			.withMessageContaining("'0.0.0.0/0' trusts every address");
+		assertThatIllegalArgumentException().isThrownBy(() -> resolver(List.of("::/0")))
+			.withMessageContaining("'::/0' trusts every address");
+		resolver(List.of("10.1.0.0/16", "2001:db8::/32"));
+		assertThat(output).doesNotContain("is broad");
+		resolver(List.of("10.0.0.0/8"));
+		assertThat(output).contains("Trusted proxy range 10.0.0.0/8 is broad");
+		resolver(List.of("2001:db8::/31"));
+		assertThat(output).contains("Trusted proxy range 2001:db8::/31 is broad");
+	}
+
+	@Test
 	void badTrustedProxiesAndPrefixLengthsAreRejectedNamingTheValue() {
 		assertThatIllegalArgumentException().isThrownBy(() -> resolver(List.of("proxy.internal")))
 			.withMessageContaining("'proxy.internal' is not an IP address or a CIDR block");
@@ -136,6 +212,10 @@ class TrustedProxiesClientIpResolverTests {
 
 	private static TrustedProxiesClientIpResolver resolver(List<String> trustedProxies) {
 		return new TrustedProxiesClientIpResolver(trustedProxies, 32, 64, Duration.ofMinutes(1));
+	}
+
+	private static TrustedProxiesClientIpResolver resolver(List<String> trustedProxies, ForwardedHeader header) {
+		return new TrustedProxiesClientIpResolver(trustedProxies, header, 32, 64, Duration.ofMinutes(1));
 	}
 
 	private static MockHttpServletRequest request(String remoteAddress) {
