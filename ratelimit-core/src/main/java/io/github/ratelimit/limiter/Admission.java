@@ -1,6 +1,9 @@
 package io.github.ratelimit.limiter;
 
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.store.Acquisition;
@@ -74,13 +77,47 @@ public final class Admission {
 	 * @param index the acquisition's index
 	 */
 	public void refund(int index) {
-		RateLimitStore store;
-		synchronized (this.heldBy) {
-			store = this.heldBy[index];
-			this.heldBy[index] = null;
-		}
+		RateLimitStore store = release(index);
 		if (store != null) {
-			this.limiter.refund(store, this.acquisitions.get(index), this.countedAt[index]);
+			this.limiter.refund(store, List.of(this.acquisitions.get(index)), new long[] { this.countedAt[index] });
+		}
+	}
+
+	/**
+	 * Give back the units several admitted acquisitions hold, in one store call where the store can (one Redis
+	 * script call, or one per hash slot on a Cluster), as {@link #refund(int)} does for each.
+	 * @param indexes the acquisitions' indexes
+	 */
+	public void refund(int... indexes) {
+		if (indexes.length == 1) {
+			refund(indexes[0]);
+			return;
+		}
+		// Usually one store holds them all; the in-memory fallback holds those of policies that fell back.
+		Map<RateLimitStore, List<Integer>> byStore = new LinkedHashMap<>(2);
+		for (int index : indexes) {
+			RateLimitStore store = release(index);
+			if (store != null) {
+				byStore.computeIfAbsent(store, (s) -> new ArrayList<>(indexes.length)).add(index);
+			}
+		}
+		byStore.forEach((store, held) -> {
+			List<Acquisition> acquisitions = new ArrayList<>(held.size());
+			long[] countedAt = new long[held.size()];
+			for (int i = 0; i < held.size(); i++) {
+				acquisitions.add(this.acquisitions.get(held.get(i)));
+				countedAt[i] = this.countedAt[held.get(i)];
+			}
+			this.limiter.refund(store, acquisitions, countedAt);
+		});
+	}
+
+	/** Take the store holding one acquisition's units, so that they are given back once at most. */
+	private @Nullable RateLimitStore release(int index) {
+		synchronized (this.heldBy) {
+			RateLimitStore store = this.heldBy[index];
+			this.heldBy[index] = null;
+			return store;
 		}
 	}
 

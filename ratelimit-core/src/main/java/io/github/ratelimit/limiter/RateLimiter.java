@@ -13,6 +13,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Collectors;
 
 import io.github.ratelimit.memory.InMemoryRateLimitStore;
 import io.github.ratelimit.store.Acquisition;
@@ -320,15 +321,22 @@ public final class RateLimiter {
 		return new Admission(this, acquisitions, decisions, countedAt, heldBy);
 	}
 
-	/** Give back what an admitted acquisition holds; a store that cannot be reached keeps it. */
-	void refund(RateLimitStore holder, Acquisition acquisition, long countedAt) {
+	/** Give back what admitted acquisitions hold, in one call; a store that cannot be reached keeps it. */
+	void refund(RateLimitStore holder, List<Acquisition> acquisitions, long[] countedAt) {
 		try {
-			holder.refund(acquisition, countedAt);
+			if (acquisitions.size() == 1) {
+				holder.refund(acquisitions.get(0), countedAt[0]);
+			}
+			else {
+				holder.refundAll(acquisitions, countedAt);
+			}
 		}
 		catch (RuntimeException ex) {
 			long now = this.clock.currentTimeMillis();
+			String policies = acquisitions.stream().map((acquisition) -> "'" + acquisition.policy().name() + "'")
+				.distinct().collect(Collectors.joining(", "));
 			this.failureLogger.log(Level.WARNING, now, (skipped) -> "Rate limit store could not give back units of "
-					+ "policy '" + acquisition.policy().name() + "' (" + ex.getMessage() + "); the client stays counted"
+					+ "policy " + policies + " (" + ex.getMessage() + "); the client stays counted"
 					+ ((skipped > 0) ? " (" + skipped + " more failures since the last message)" : ""), null);
 		}
 	}

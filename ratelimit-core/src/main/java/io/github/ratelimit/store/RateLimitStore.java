@@ -74,6 +74,22 @@ public interface RateLimitStore {
 	}
 
 	/**
+	 * Give back the units of several admitted acquisitions, as {@link #refund} does for each: what one request's
+	 * layer gives back once its outcome is known. This default gives back one by one; stores that can give several
+	 * back in one call (a Redis script) override it. An acquisition that cannot be given back keeps its units.
+	 * @param acquisitions the acquisitions, as admitted
+	 * @param countedAtMillis for each, the time it was counted at
+	 * @throws RateLimitStoreException if the store cannot be reached (those given back before stay given back)
+	 * @throws UnsupportedOperationException if the store cannot give units back
+	 * @since 0.2.0
+	 */
+	default void refundAll(List<Acquisition> acquisitions, long[] countedAtMillis) {
+		for (int i = 0; i < acquisitions.size(); i++) {
+			refund(acquisitions.get(i), countedAtMillis[i]);
+		}
+	}
+
+	/**
 	 * Return the time of this store's clock, as its decisions see it: what {@link #refund} is given for a decision
 	 * of {@link #tryAcquire}. By default the system clock.
 	 * @return milliseconds since the epoch

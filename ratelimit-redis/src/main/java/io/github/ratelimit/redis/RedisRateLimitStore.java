@@ -369,20 +369,46 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 	 */
 	@Override
 	public void refund(Acquisition acquisition, long countedAtMillis) {
-		List<Acquisition> all = new ArrayList<>(2);
-		all.add(acquisition);
-		for (RateLimitPolicy other : this.versions.othersSince(script(acquisition.policy()).versions,
-				countedAtMillis)) {
-			all.add(new Acquisition(other, acquisition.key(), acquisition.cost()));
+		refundAll(List.of(acquisition), new long[] { countedAtMillis });
+	}
+
+	/**
+	 * Give the units back in one script call (on a Cluster, one per hash slot, sent together), to each key's state
+	 * and to its state under the policy's other parameter sets that took them.
+	 */
+	@Override
+	public void refundAll(List<Acquisition> acquisitions, long[] countedAtMillis) {
+		long start = System.nanoTime();
+		List<Acquisition> all = new ArrayList<>(acquisitions.size() + 1);
+		List<Long> times = new ArrayList<>(acquisitions.size() + 1);
+		for (int i = 0; i < acquisitions.size(); i++) {
+			Acquisition acquisition = acquisitions.get(i);
+			all.add(acquisition);
+			times.add(countedAtMillis[i]);
+			for (RateLimitPolicy other : this.versions.othersSince(script(acquisition.policy()).versions,
+					countedAtMillis[i])) {
+				all.add(new Acquisition(other, acquisition.key(), acquisition.cost()));
+				times.add(countedAtMillis[i]);
+			}
 		}
-		List<Integer> indexes = new ArrayList<>(all.size());
-		long[] times = new long[all.size()];
-		for (int i = 0; i < all.size(); i++) {
-			indexes.add(i);
-			times[i] = countedAtMillis;
+		long[] at = times.stream().mapToLong(Long::longValue).toArray();
+		List<CompletableFuture<List<Object>>> calls = new ArrayList<>();
+		for (List<Integer> group : groupBySlot(all)) {
+			calls.add(call(REFUND, all, group, at));
 		}
-		List<Acquisition> one = List.of(acquisition);
-		await(call(REFUND, all, indexes, times), System.nanoTime(), describe(one));
+		String what = describe(acquisitions);
+		RateLimitStoreException failure = null;
+		for (CompletableFuture<List<Object>> refund : calls) {
+			try {
+				await(refund, start, what);
+			}
+			catch (RateLimitStoreException ex) {
+				failure = (failure != null) ? failure : ex;
+			}
+		}
+		if (failure != null) {
+			throw failure;
+		}
 	}
 
 	@Override

@@ -10,6 +10,8 @@ import io.github.ratelimit.Decision;
 import io.github.ratelimit.RateLimitPolicy;
 import io.github.ratelimit.limiter.RateLimiter;
 import io.github.ratelimit.conformance.MutableTimeSource;
+import io.github.ratelimit.store.Acquisition;
+import io.github.ratelimit.store.Reservation;
 import io.github.ratelimit.test.RedisServer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -237,6 +239,29 @@ class RedisRateLimitStoreIntegrationTests {
 		assertThat(admitted).hasValue(1000);
 		assertThat(this.store.decisions()).isEqualTo(1600);
 		assertThat(this.store.scriptCalls()).isLessThanOrEqualTo(1600);
+	}
+
+	@Test
+	void severalAdmittedAcquisitionsAreGivenBackInOneScriptCall() {
+		List<Acquisition> acquisitions = List.of(
+				new Acquisition(policy(Algorithm.FIXED, 5, Duration.ofHours(1)), "a", 2),
+				new Acquisition(policy(Algorithm.SLIDING_LOG, 5, Duration.ofHours(1)), "b", 1),
+				new Acquisition(policy(Algorithm.TOKEN_BUCKET, 5, Duration.ofHours(1)), "c", 3),
+				new Acquisition(policy(Algorithm.SLIDING_COUNTER, 5, Duration.ofHours(1)), "d", 1));
+		Reservation reservation = this.store.tryAcquireAll(acquisitions);
+		assertThat(reservation.allowed()).isTrue();
+		long[] countedAt = new long[acquisitions.size()];
+		for (int i = 0; i < countedAt.length; i++) {
+			countedAt[i] = reservation.countedAt(i);
+		}
+		long before = scriptCalls();
+		this.store.refundAll(acquisitions, countedAt);
+		assertThat(scriptCalls() - before).isEqualTo(1);
+		for (Acquisition acquisition : acquisitions) {
+			assertThat(this.store.tryAcquire(acquisition.policy(), acquisition.key(), 1).remaining())
+				.as(acquisition.policy().algorithm().name())
+				.isEqualTo(4);
+		}
 	}
 
 	@Test

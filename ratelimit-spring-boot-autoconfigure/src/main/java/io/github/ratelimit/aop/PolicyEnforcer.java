@@ -1,6 +1,7 @@
 package io.github.ratelimit.aop;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
@@ -133,9 +134,7 @@ final class PolicyEnforcer {
 		Decision decision = decide(policy, key, cost);
 		publish(request, response, List.of(new AppliedRateLimit(policy, decision)));
 		if (!decision.allowed()) {
-			if (earlier != null) {
-				earlier.refundAll(); // rejected here, the request takes nothing from the filter layer either
-			}
+			// The filter layer keeps what it took: it counts every request that reaches it.
 			throw rejection(policy, decision, List.of(policy.name()));
 		}
 	}
@@ -149,8 +148,7 @@ final class PolicyEnforcer {
 	}
 
 	/**
-	 * Say whether a filter layer runs before this one: then policies it drew are not drawn again, and what it took
-	 * is given back when this layer rejects.
+	 * Say whether a filter layer runs before this one: then policies it drew are not drawn again.
 	 */
 	void setAfterFilterLayer(boolean afterFilterLayer) {
 		this.afterFilterLayer = afterFilterLayer;
@@ -208,9 +206,7 @@ final class PolicyEnforcer {
 			applied.sort(MOST_RESTRICTIVE_FIRST);
 			applied.addAll(0, rejected);
 			publish(request, response, applied);
-			if (earlier != null) {
-				earlier.refundAll(); // rejected here, the request takes nothing from the filter layer either
-			}
+			// The filter layer keeps what it took: it counts every request that reaches it.
 			AppliedRateLimit first = rejected.get(0);
 			throw rejection(first.policy(), first.decision(),
 					rejected.stream().map((limit) -> limit.policy().name()).toList());
@@ -423,43 +419,50 @@ final class PolicyEnforcer {
 			return false;
 		}
 
-		/** Give back everything this layer took: a later layer rejected the request. */
-		void refundAll() {
-			if (this.admission != null) {
-				for (int i = 0; i < this.enforced.size(); i++) {
-					this.admission.refund(i);
+		/** Whether a policy of this layer counts only some outcomes, so that the outcome must be known. */
+		boolean countsByOutcome() {
+			for (MethodPolicy policy : this.enforced) {
+				if (policy.countOn() != null) {
+					return true;
 				}
 			}
-			for (Admission shadow : this.shadowAdmissions) {
-				shadow.refund(0);
+			for (MethodPolicy policy : this.shadows) {
+				if (policy.countOn() != null) {
+					return true;
+				}
 			}
+			return false;
 		}
 
 		/**
-		 * Give back what policies that do not count this outcome took.
+		 * Give back what policies that do not count this outcome took, in one store call for the enforced ones.
 		 * @param status the outcome's HTTP status, asked only if a policy counts by outcome
 		 */
 		void settle(IntSupplier status) {
 			int outcome = -1;
+			int[] refunds = new int[this.enforced.size()];
+			int count = 0;
 			for (int i = 0; i < this.enforced.size(); i++) {
-				outcome = settle(this.enforced.get(i), this.admission, i, status, outcome);
+				CountOn countOn = this.enforced.get(i).countOn();
+				if (countOn != null && this.admission != null) {
+					outcome = (outcome >= 0) ? outcome : status.getAsInt();
+					if (!countOn.counts(outcome)) {
+						refunds[count++] = i;
+					}
+				}
+			}
+			if (count > 0 && this.admission != null) {
+				this.admission.refund(Arrays.copyOf(refunds, count));
 			}
 			for (int i = 0; i < this.shadows.size(); i++) {
-				outcome = settle(this.shadows.get(i), this.shadowAdmissions.get(i), 0, status, outcome);
+				CountOn countOn = this.shadows.get(i).countOn();
+				if (countOn != null) {
+					outcome = (outcome >= 0) ? outcome : status.getAsInt();
+					if (!countOn.counts(outcome)) {
+						this.shadowAdmissions.get(i).refund(0);
+					}
+				}
 			}
-		}
-
-		private static int settle(MethodPolicy policy, @Nullable Admission admission, int index, IntSupplier status,
-				int outcome) {
-			CountOn countOn = policy.countOn();
-			if (countOn == null || admission == null) {
-				return outcome;
-			}
-			int known = (outcome >= 0) ? outcome : status.getAsInt();
-			if (!countOn.counts(known)) {
-				admission.refund(index);
-			}
-			return known;
 		}
 
 	}

@@ -34,7 +34,12 @@ import org.springframework.web.util.pattern.PathPattern;
  * The filter layer: limits applied before dispatch ({@code ratelimit.filters.*}), so that abusive traffic is
  * rejected before authentication, argument resolution and message conversion, and a path that matches no handler
  * still counts. Every filter that applies to a request, with the shared policies it draws, is decided together, all
- * or nothing, in one store call; a rejection answers as the method layer does (429, headers, problem body).
+ * or nothing, in one store call; a rejection answers as the method layer does (429, headers, problem body). What a
+ * filter takes stays taken whatever later layers decide.
+ * <p>
+ * It is also where policies that count by outcome, of every layer, are settled: once the whole chain has run, from
+ * the status the client gets (after error handling and Spring Security's entry points), and for an asynchronous
+ * request once it completes. So it is registered even without filters.
  *
  * @since 0.2.0
  */
@@ -43,6 +48,8 @@ public final class RateLimitFilter extends OncePerRequestFilter {
 	private static final String[] NO_NAMES = new String[0];
 
 	private static final Object[] NO_ARGUMENTS = new Object[0];
+
+	private static final MethodPolicy[] NO_POLICIES = new MethodPolicy[0];
 
 	private final List<Rule> rules;
 
@@ -112,45 +119,50 @@ public final class RateLimitFilter extends OncePerRequestFilter {
 	@Override
 	protected void doFilterInternal(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
 			throws ServletException, IOException {
-		MethodPolicy[] policies = policiesFor(request);
-		if (policies.length == 0) {
-			chain.doFilter(request, response);
-			return;
+		Settlements.settledByFilter(request);
+		MethodPolicy[] policies = this.rules.isEmpty() ? NO_POLICIES : policiesFor(request);
+		if (policies.length > 0) {
+			InvocationScope scope = new InvocationScope(NO_ARGUMENTS, request, NO_NAMES, this.registry.beanResolver());
+			scope.setClientIpSupplier(this.enforcer.clientIp());
+			PolicyEnforcer.Held held;
+			try {
+				held = this.enforcer.admit(policies, scope, request, response);
+			}
+			catch (RateLimitException ex) {
+				writeProblem(response, ex);
+				return;
+			}
+			request.setAttribute(PolicyEnforcer.FILTER_LAYER_ATTRIBUTE, held);
+			Settlements.defer(request, held);
 		}
-		InvocationScope scope = new InvocationScope(NO_ARGUMENTS, request, NO_NAMES, this.registry.beanResolver());
-		scope.setClientIpSupplier(this.enforcer.clientIp());
-		PolicyEnforcer.Held held;
-		try {
-			held = this.enforcer.admit(policies, scope, request, response);
-		}
-		catch (RateLimitException ex) {
-			writeProblem(response, ex);
-			return;
-		}
-		request.setAttribute(PolicyEnforcer.FILTER_LAYER_ATTRIBUTE, held);
 		boolean failed = true;
 		try {
 			chain.doFilter(request, response);
 			failed = false;
 		}
 		finally {
-			boolean threw = failed;
-			held.settle(() -> threw ? 500 : response.getStatus());
+			// Every layer's policies that count by outcome, from the status the client gets.
+			Settlements.settle(request, response, failed);
 		}
 	}
 
 	/** The policies of every filter that applies, then the shared ones they draw, each once. */
 	private MethodPolicy[] policiesFor(HttpServletRequest request) {
+		String method = request.getMethod();
 		PathContainer path = null;
+		PathContainer normalized = null;
 		Map<String, MethodPolicy> policies = null;
 		for (Rule rule : this.rules) {
-			if (!rule.methods().isEmpty() && !rule.methods().contains(request.getMethod())) {
+			// Spring MVC answers HEAD with the GET handler: a filter on GET applies to HEAD too.
+			if (!rule.methods().isEmpty() && !rule.methods().contains(method)
+					&& !("HEAD".equals(method) && rule.methods().contains("GET"))) {
 				continue;
 			}
 			if (path == null) {
 				path = RequestPath.parse(request.getRequestURI(), request.getContextPath()).pathWithinApplication();
+				normalized = normalized(request, path);
 			}
-			if (rule.matches(path)) {
+			if (rule.matches(path) || (normalized != null && rule.matches(normalized))) {
 				if (policies == null) {
 					policies = new LinkedHashMap<>();
 				}
@@ -158,7 +170,7 @@ public final class RateLimitFilter extends OncePerRequestFilter {
 			}
 		}
 		if (policies == null) {
-			return new MethodPolicy[0];
+			return NO_POLICIES;
 		}
 		List<MethodPolicy> all = new ArrayList<>(policies.values());
 		for (Rule rule : this.rules) {
@@ -171,6 +183,23 @@ public final class RateLimitFilter extends OncePerRequestFilter {
 			}
 		}
 		return all.toArray(new MethodPolicy[0]);
+	}
+
+	/**
+	 * The path as the container decoded and normalized it (dot segments resolved, repeated slashes merged, path
+	 * parameters removed), when it differs from the raw path: what handler mappings match under
+	 * {@code spring.mvc.pathmatch.matching-strategy=ant_path_matcher}. A filter applies if either matches, so no
+	 * spelling of a path reaches a handler while its filters look away.
+	 */
+	private static @Nullable PathContainer normalized(HttpServletRequest request, PathContainer raw) {
+		String text = raw.value();
+		if (text.indexOf('%') < 0 && text.indexOf(';') < 0 && !text.contains("//") && !text.contains("/.")) {
+			return null;
+		}
+		String servletPath = request.getServletPath();
+		String pathInfo = request.getPathInfo();
+		String decoded = (pathInfo != null) ? servletPath + pathInfo : servletPath;
+		return decoded.equals(text) ? null : PathContainer.parsePath(decoded);
 	}
 
 	/** The method layer's answer, written here since no controller advice runs before dispatch. */

@@ -23,9 +23,10 @@ import org.springframework.web.context.request.ServletRequestAttributes;
  * algorithm, store or HTTP status logic.
  * <p>
  * A request passes only if every enforced policy admits it, and one rejected by any of them takes nothing from any
- * of them (see {@link RateLimiter#tryAcquireAll}). Policies that count by outcome give their unit back after the
- * method ran when its outcome does not count; shadow policies count and report but never reject. The headers show
- * the rejecting policy, or else the one with the fewest units left.
+ * of them (see {@link RateLimiter#tryAcquireAll}); what the filter layer took before stays taken. Policies that count
+ * by outcome give their unit back when the status the client gets does not count (settled by {@link RateLimitFilter}
+ * at the end of the request); shadow policies count and report but never reject. The headers show the rejecting
+ * policy, or else the one with the fewest units left.
  *
  * @since 0.1.0
  */
@@ -83,9 +84,13 @@ public final class RateLimitInterceptor implements MethodInterceptor {
 			throw ex;
 		}
 		finally {
-			Object outcome = result;
-			Throwable thrown = failure;
-			held.settle(() -> CountOn.statusOf(invocation.getMethod(), outcome, thrown));
+			// Settled by the filter from the status the client gets; without it (no HTTP request, or a chain
+			// without the filter), from what the method returned or threw.
+			if (!Settlements.defer(request, held)) {
+				Object outcome = result;
+				Throwable thrown = failure;
+				held.settle(() -> CountOn.statusOf(invocation.getMethod(), outcome, thrown));
+			}
 		}
 	}
 
@@ -110,7 +115,7 @@ public final class RateLimitInterceptor implements MethodInterceptor {
 
 	/**
 	 * Say whether the filter layer runs before the methods: then a shared policy it drew is not drawn again by a
-	 * method, and what it took is given back when a method's limit rejects the request.
+	 * method.
 	 * @param afterFilterLayer whether a filter layer with filters runs
 	 * @since 0.2.0
 	 */

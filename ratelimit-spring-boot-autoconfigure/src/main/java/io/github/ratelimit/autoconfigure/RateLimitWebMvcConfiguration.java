@@ -105,7 +105,8 @@ class RateLimitWebMvcConfiguration {
 
 	/**
 	 * The filter layer, registered just before Spring Security's filter chain unless {@code ratelimit.filter-order}
-	 * says otherwise; disabled when no filter is configured.
+	 * says otherwise. Registered even when no filter is configured: it settles the policies that count by outcome
+	 * from the status the client gets.
 	 */
 	@Bean
 	@ConditionalOnMissingBean(name = "rateLimitFilterRegistration")
@@ -132,7 +133,6 @@ class RateLimitWebMvcConfiguration {
 		FilterRegistrationBean<RateLimitFilter> registration = new FilterRegistrationBean<>(filter);
 		registration.setName("rateLimitFilter");
 		registration.setOrder(properties.getFilterOrder());
-		registration.setEnabled(!definitions.isEmpty());
 		return registration;
 	}
 

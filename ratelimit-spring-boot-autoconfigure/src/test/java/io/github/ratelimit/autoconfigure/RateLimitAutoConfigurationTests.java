@@ -2,12 +2,12 @@ package io.github.ratelimit.autoconfigure;
 
 import java.util.List;
 
-import io.github.ratelimit.aop.RateLimitFilter;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.RateLimitListener;
 import io.github.ratelimit.RateLimitPolicy;
 import io.github.ratelimit.limiter.RateLimiter;
 import io.github.ratelimit.TimeSource;
+import io.github.ratelimit.aop.RateLimitFilter;
 import io.github.ratelimit.aop.RateLimitInterceptor;
 import io.github.ratelimit.aop.RateLimitedMethodRegistry;
 import io.github.ratelimit.memory.InMemoryRateLimitStore;
@@ -51,10 +51,13 @@ class RateLimitAutoConfigurationTests {
 	}
 
 	@Test
-	void theFilterLayerIsRegisteredButDisabledWhenNoFilterIsConfigured() {
-		this.runner.withPropertyValues("ratelimit.store=memory")
-			.run((context) -> assertThat(context.getBean("rateLimitFilterRegistration", FilterRegistrationBean.class)
-				.isEnabled()).isFalse());
+	void theFilterIsRegisteredWithoutFiltersToSettleWhatCountsByOutcomeFromTheStatusTheClientGets() {
+		this.runner.withPropertyValues("ratelimit.store=memory").run((context) -> {
+			FilterRegistrationBean<?> registration = context.getBean("rateLimitFilterRegistration",
+					FilterRegistrationBean.class);
+			assertThat(registration.isEnabled()).isTrue();
+			assertThat(((RateLimitFilter) registration.getFilter()).hasFilters()).isFalse();
+		});
 	}
 
 	@Test

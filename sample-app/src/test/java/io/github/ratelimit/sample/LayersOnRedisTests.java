@@ -55,6 +55,67 @@ class LayersOnRedisTests {
 	}
 
 	@Test
+	void onAStandaloneRedisAClientHammeringPastAMethodLimitCostsOneCallAtTheEdgeAndNoneOnceTheEdgeRejects()
+			throws Exception {
+		try (RedisServer redis = RedisServer.start();
+				ConfigurableApplicationContext app = start(hammering("--spring.data.redis.host=" + redis.host(),
+						"--spring.data.redis.port=" + redis.port()))) {
+			assertHammeringCosts(app,
+					() -> redis.commandCalls("evalsha") + redis.commandCalls("eval") - redis.commandCalls("hset"), 1);
+		}
+	}
+
+	@Test
+	void onAClusterAClientHammeringPastAMethodLimitCostsTheEdgesCallsAndNoneOnceTheEdgeRejects() throws Exception {
+		try (RedisCluster cluster = RedisCluster.start(3);
+				ConfigurableApplicationContext app = start(
+						hammering("--spring.data.redis.cluster.nodes=" + cluster.nodeAddresses()))) {
+			// The edge layer is edge and the shared account quota, in two hash slots: two calls, sent together.
+			assertHammeringCosts(app, () -> cluster.commandCalls("evalsha") + cluster.commandCalls("eval")
+					- cluster.commandCalls("hset"), 2);
+		}
+	}
+
+	/**
+	 * The sample's search, with its limit per address over an hour rather than 2 s (so that it cannot recover during
+	 * the test), and an edge that admits the client 600 times in all.
+	 */
+	private static String[] hammering(String... redis) {
+		String[] arguments = new String[redis.length + 4];
+		System.arraycopy(redis, 0, arguments, 0, redis.length);
+		arguments[redis.length] = "--ratelimit.policies.search-per-ip.window=1h";
+		arguments[redis.length + 1] = "--ratelimit.filters.edge.limit=1";
+		arguments[redis.length + 2] = "--ratelimit.filters.edge.window=1h";
+		arguments[redis.length + 3] = "--ratelimit.filters.edge.burst=600";
+		return arguments;
+	}
+
+	/**
+	 * 1,000 searches of one client: past its 3 searches, the method layer rejects it from its deny cache (no call),
+	 * while the edge still counts each request (its calls); once the edge has rejected it too, nothing at all.
+	 */
+	private void assertHammeringCosts(ConfigurableApplicationContext app, LongSupplier scriptCalls,
+			int edgeCallsPerRequest) throws Exception {
+		for (int i = 0; i < 4; i++) {
+			search(app, "198.51.100.77", "key-h"); // 3 admitted, and the rejection the deny cache learns
+		}
+		long before = scriptCalls.getAsLong();
+		for (int i = 0; i < 596; i++) {
+			assertThat(search(app, "198.51.100.77", "key-h")).as("search-per-ip").isEqualTo(429);
+		}
+		long pastTheMethodLimit = scriptCalls.getAsLong() - before;
+		System.out.printf("Redis script calls per search rejected by the method limit: %.2f%n",
+				pastTheMethodLimit / 596.0);
+		assertThat(pastTheMethodLimit).isEqualTo(596L * edgeCallsPerRequest);
+		search(app, "198.51.100.77", "key-h"); // the edge's first rejection, which its deny cache learns
+		long edgeRejecting = scriptCalls.getAsLong();
+		for (int i = 0; i < 399; i++) {
+			assertThat(search(app, "198.51.100.77", "key-h")).as("edge").isEqualTo(429);
+		}
+		assertThat(scriptCalls.getAsLong() - edgeRejecting).as("calls once both layers reject").isZero();
+	}
+
+	@Test
 	void onAStandaloneRedisOnlyFailedLoginsCountAndARejectedSearchTakesNothing() throws Exception {
 		try (RedisServer redis = RedisServer.start();
 				ConfigurableApplicationContext app = start("--spring.data.redis.host=" + redis.host(),

@@ -8,6 +8,8 @@ import java.time.Duration;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import org.springframework.boot.SpringApplication;
 import org.springframework.context.ConfigurableApplicationContext;
@@ -151,7 +153,7 @@ class LayersOverHttpTests {
 	}
 
 	@Test
-	void aRequestTheMethodLimitsRejectTakesNothingFromTheFilterLayer() throws Exception {
+	void aRequestTheMethodLimitsRejectStillCountsAtTheFilterLayer() throws Exception {
 		start("--ratelimit.filters.edge.limit=1", "--ratelimit.filters.edge.burst=5",
 				"--ratelimit.filters.edge.window=1h");
 		for (int i = 0; i < 3; i++) {
@@ -160,12 +162,45 @@ class LayersOverHttpTests {
 		for (int i = 0; i < 2; i++) {
 			assertThat(search("198.51.100.66", "key-l").statusCode()).as("search-per-ip").isEqualTo(429);
 		}
-		// edge holds 5: 3 spent by the searches that passed, none by the 2 the method layer rejected.
-		assertThat(get("/api/v1/resources", "198.51.100.66", null).statusCode()).isEqualTo(200);
-		assertThat(get("/api/v1/resources", "198.51.100.66", null).statusCode()).isEqualTo(200);
+		// edge holds 5, and counted every request that reached it: the 3 searches that passed and the 2 the method
+		// layer rejected.
 		HttpResponse<String> rejected = get("/api/v1/resources", "198.51.100.66", null);
 		assertThat(rejected.statusCode()).isEqualTo(429);
 		assertThat(rejected.body()).contains("\"violated-policies\":[\"edge\"]");
+	}
+
+	@Test
+	void aFilterOnGetAlsoCountsHeadWhichSpringMvcAnswersWithTheGetHandler() throws Exception {
+		start("--ratelimit.filters.getonly.paths=/api/v1/unlimited", "--ratelimit.filters.getonly.methods=GET",
+				"--ratelimit.filters.getonly.limit=2", "--ratelimit.filters.getonly.window=1h");
+		assertThat(send("GET", "/api/v1/unlimited")).isEqualTo(200);
+		assertThat(send("HEAD", "/api/v1/unlimited")).isEqualTo(200);
+		assertThat(send("HEAD", "/api/v1/unlimited")).isEqualTo(429);
+		assertThat(send("GET", "/api/v1/unlimited")).isEqualTo(429);
+		assertThat(send("POST", "/api/v1/unlimited")).as("not a GET: the filter does not apply").isNotEqualTo(429);
+	}
+
+	@ParameterizedTest
+	@ValueSource(strings = { "path_pattern_parser", "ant_path_matcher" })
+	void noSpellingOfAPathReachesItsHandlerWhileItsFiltersLookAway(String matchingStrategy) throws Exception {
+		start("--spring.mvc.pathmatch.matching-strategy=" + matchingStrategy, "--ratelimit.filters.edge.limit=1",
+				"--ratelimit.filters.edge.burst=2", "--ratelimit.filters.edge.window=1h");
+		assertThat(send("GET", "/api/v1/unlimited")).isEqualTo(200);
+		assertThat(send("GET", "/api/v1/unlimited")).isEqualTo(200);
+		for (String spelling : new String[] { "/api/v1/unlimited", "//api/v1/unlimited", "/api/v1//unlimited",
+				"/api//v1/unlimited", "/api/./v1/unlimited", "/x/../api/v1/unlimited", "/api/v1/unlimited;x=1",
+				"/api;a=b/v1/unlimited", "/%61pi/v1/unlimited", "/api/v1/%75nlimited" }) {
+			assertThat(send("GET", spelling)).as(spelling).isIn(400, 404, 429);
+		}
+	}
+
+	private int send(String method, String path) throws Exception {
+		HttpRequest request = HttpRequest.newBuilder(uri(path))
+			.method(method, HttpRequest.BodyPublishers.noBody())
+			.header("X-Forwarded-For", "198.51.100.90")
+			.timeout(Duration.ofSeconds(10))
+			.build();
+		return this.client.send(request, HttpResponse.BodyHandlers.discarding()).statusCode();
 	}
 
 	@Test
