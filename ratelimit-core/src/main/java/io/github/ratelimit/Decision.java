@@ -108,8 +108,9 @@ public record Decision(boolean allowed, long limit, long remaining, long resetAf
 		STORE,
 
 		/**
-		 * This instance rejected locally, without asking the store, because the store had rejected this key until
-		 * a known time.
+		 * This instance rejected locally, without asking the store: the store had rejected this key until a known
+		 * time, or the request costs more than the capacity, which no store admits (then the remaining units are
+		 * reported as the capacity, unasked).
 		 */
 		DENY_CACHE,
 

@@ -95,6 +95,18 @@ final class LocalDenyCache {
 	}
 
 	/**
+	 * Forget the denials of one key under every parameter set of a policy's name and variant: a reset made through
+	 * another instance, which knows the name and variant only.
+	 */
+	void evict(String name, String variant, String key) {
+		this.denials.forEach((policy, table) -> {
+			if (policy.name().equals(name) && policy.variant().equals(variant)) {
+				evict(table, key);
+			}
+		});
+	}
+
+	/**
 	 * Forget every denial.
 	 */
 	void clear() {
@@ -131,6 +143,8 @@ final class LocalDenyCache {
 				}
 			}
 		}
+		// A policy none of whose keys is denied any more (a tenant's variant gone quiet) takes no room.
+		this.denials.values().removeIf(ConcurrentHashMap::isEmpty);
 		this.nextPurgeAt.set(earliest);
 		return purged;
 	}

@@ -11,6 +11,7 @@ import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Collectors;
@@ -18,8 +19,10 @@ import java.util.stream.Collectors;
 import io.github.ratelimit.memory.InMemoryRateLimitStore;
 import io.github.ratelimit.store.Acquisition;
 import io.github.ratelimit.store.OneByOne;
+import io.github.ratelimit.store.PartialStoreFailureException;
 import io.github.ratelimit.store.RateLimitStore;
 import io.github.ratelimit.store.Reservation;
+import io.github.ratelimit.store.ResetListener;
 import io.github.ratelimit.store.StoreKeys;
 import org.jspecify.annotations.Nullable;
 
@@ -29,7 +32,8 @@ import org.jspecify.annotations.Nullable;
  * <ul>
  * <li>Keys longer than 256 UTF-8 bytes are replaced by their SHA-256, so that clients cannot inflate the store.
  * <li>In front of a remote store, a local deny cache rejects a key that the store has rejected until the time the
- * store gave, without a round trip (see {@link Decision.Origin#DENY_CACHE}).
+ * store gave, without a round trip (see {@link Decision.Origin#DENY_CACHE}); a request whose cost exceeds the
+ * capacity, which no store admits, is rejected without one too.
  * <li>When the store fails (any exception but {@link IllegalArgumentException}, typically a
  * {@link io.github.ratelimit.store.RateLimitStoreException}), the policy's {@link FailureMode} decides; a circuit breaker stops calling a store that
  * keeps failing and probes it again after a delay.
@@ -96,6 +100,26 @@ public final class RateLimiter {
 		this.fallbackStore = (builder.fallbackStore != null) ? builder.fallbackStore
 				: InMemoryRateLimitStore.builder().clock(builder.clock).maxKeys(builder.fallbackMaxKeys).build();
 		this.failureLogger = new ThrottledLogger(logger, builder.failureLogInterval.toMillis());
+		if (this.denyCache != null) {
+			builder.store.addResetListener(new ForgetResetDenials(this.denyCache, this.resets));
+		}
+	}
+
+	/** Forgets the denials of keys reset through any instance sharing the store. */
+	private record ForgetResetDenials(LocalDenyCache denyCache, AtomicLong resets) implements ResetListener {
+
+		@Override
+		public void onReset(String policy, String variant, String key) {
+			this.resets.incrementAndGet(); // decisions under way may have been made on the old state
+			this.denyCache.evict(policy, variant, key);
+		}
+
+		@Override
+		public void onClear() {
+			this.resets.incrementAndGet();
+			this.denyCache.clear();
+		}
+
 	}
 
 	/**
@@ -139,6 +163,9 @@ public final class RateLimiter {
 		if (cost < 1) {
 			throw new IllegalArgumentException("'cost' must be at least 1 but was " + cost);
 		}
+		if (cost > policy.capacity()) {
+			return notify(policy, neverFits(policy)); // no store admits it: not worth a call
+		}
 		key = StoreKeys.bounded(key);
 		if (this.denyCache == null && !this.partitioned && !this.circuitBreaker.isOpen()) {
 			// The common path for a local store, kept small so that the JIT can inline it whole.
@@ -176,6 +203,17 @@ public final class RateLimiter {
 		@Nullable RateLimitStore[] heldBy = new RateLimitStore[size];
 		long now = this.clock.currentTimeMillis();
 		long resets = this.resets.get();
+		boolean neverFits = false;
+		for (int i = 0; i < size; i++) {
+			RateLimitPolicy policy = bounded.get(i).policy();
+			if (bounded.get(i).cost() > policy.capacity()) {
+				decisions[i] = notify(policy, neverFits(policy));
+				neverFits = true;
+			}
+		}
+		if (neverFits) {
+			return new Admission(this, bounded, decisions, countedAt, heldBy); // no store admits it: not worth a call
+		}
 		if (this.denyCache != null) {
 			boolean denied = false;
 			for (int i = 0; i < size; i++) {
@@ -190,57 +228,198 @@ public final class RateLimiter {
 				return new Admission(this, bounded, decisions, countedAt, heldBy);
 			}
 		}
-		CircuitBreaker[] breakers = breakers(bounded);
-		CircuitBreaker.Permission[] permissions = new CircuitBreaker.Permission[breakers.length];
-		for (int b = 0; b < breakers.length; b++) {
-			permissions[b] = breakers[b].tryCall(now);
-			if (permissions[b] == CircuitBreaker.Permission.SKIP) {
-				for (int taken = 0; taken < b; taken++) {
-					breakers[taken].release(permissions[taken]);
-				}
-				return onStoreFailure(bounded, decisions, countedAt, heldBy, now, breakers[b], null);
+		// Each part of the store (a Cluster master, a group of DynamoDB keys) is asked, or not, on its own breaker.
+		CircuitBreaker[] breakerOf = new CircuitBreaker[size];
+		List<CircuitBreaker> breakers = new ArrayList<>(2);
+		List<CircuitBreaker.Permission> permissions = new ArrayList<>(2);
+		boolean[] failed = new boolean[size];
+		List<Integer> asked = new ArrayList<>(size);
+		for (int i = 0; i < size; i++) {
+			CircuitBreaker breaker = this.partitioned
+					? breaker(this.store.partitionOf(bounded.get(i).policy(), bounded.get(i).key()))
+					: this.circuitBreaker;
+			breakerOf[i] = breaker;
+			int b = breakers.indexOf(breaker);
+			if (b < 0) {
+				breakers.add(breaker);
+				permissions.add(breaker.tryCall(now));
+				b = breakers.size() - 1;
+			}
+			failed[i] = permissions.get(b) == CircuitBreaker.Permission.SKIP;
+			if (!failed[i]) {
+				asked.add(i);
 			}
 		}
-		Reservation reservation;
-		boolean reported = false;
-		try {
-			reservation = this.store.tryAcquireAll(bounded);
-			for (CircuitBreaker breaker : breakers) {
+		RuntimeException failure = null;
+		boolean storeRejected = false;
+		if (!asked.isEmpty()) {
+			List<Acquisition> subset = (asked.size() == size) ? bounded : asked.stream().map(bounded::get).toList();
+			boolean reported = false;
+			try {
+				Reservation reservation = this.store.tryAcquireAll(subset);
+				reportToBreakers(breakers, permissions, breakerOf, asked, null, null);
+				reported = true;
+				storeRejected = !reservation.allowed();
+				for (int j = 0; j < asked.size(); j++) {
+					int i = asked.get(j);
+					Decision decision = reservation.decisions().get(j);
+					if (!decision.allowed() && this.denyCache != null && this.resets.get() == resets) {
+						this.denyCache.remember(subset.get(j).policy(), subset.get(j).key(), subset.get(j).cost(),
+								decision, now);
+					}
+					decisions[i] = decision;
+					countedAt[i] = reservation.countedAt(j);
+					heldBy[i] = storeRejected ? null : this.store;
+				}
+			}
+			catch (PartialStoreFailureException ex) {
+				failure = ex;
+				boolean[] partFailed = new boolean[size];
+				for (int j = 0; j < asked.size(); j++) {
+					int i = asked.get(j);
+					partFailed[i] = ex.failed(j);
+					if (partFailed[i]) {
+						failed[i] = true;
+					}
+					else {
+						decisions[i] = ex.decision(j);
+						countedAt[i] = ex.countedAt(j);
+						heldBy[i] = this.store;
+					}
+				}
+				reportToBreakers(breakers, permissions, breakerOf, asked, partFailed, ex);
+				reported = true;
+			}
+			catch (RuntimeException ex) {
+				if (ex instanceof IllegalArgumentException) {
+					throw ex; // a programming error, not an outage: the finally block releases the permissions
+				}
+				failure = ex;
+				for (int i : asked) {
+					failed[i] = true;
+				}
+				reportToBreakers(breakers, permissions, breakerOf, asked, failed, ex);
+				reported = true;
+			}
+			finally {
+				if (!reported) {
+					for (int b = 0; b < breakers.size(); b++) {
+						breakers.get(b).release(permissions.get(b)); // a probe must not stay taken by an error or a bug
+					}
+				}
+			}
+		}
+		if (storeRejected) {
+			// Rejected by a part that decided: the failed parts' policies could not change that.
+			for (int i = 0; i < size; i++) {
+				if (failed[i]) {
+					logFailure(bounded.get(i).policy(), now, failure);
+					decisions[i] = OneByOne.notDecided(bounded.get(i));
+				}
+				decisions[i] = notify(bounded.get(i).policy(), Objects.requireNonNull(decisions[i]));
+			}
+			return new Admission(this, bounded, decisions, countedAt, heldBy);
+		}
+		return settleFailedParts(bounded, decisions, countedAt, heldBy, failed, breakerOf, now, failure);
+	}
+
+	/**
+	 * Tell each breaker whether its part answered: a part fails if any acquisition on it failed.
+	 * @param partFailed per acquisition, whether its part failed; {@code null} if none did
+	 */
+	private void reportToBreakers(List<CircuitBreaker> breakers, List<CircuitBreaker.Permission> permissions,
+			CircuitBreaker[] breakerOf, List<Integer> asked, boolean @Nullable [] partFailed,
+			@Nullable RuntimeException failure) {
+		long failedAt = (failure != null) ? this.clock.currentTimeMillis() : 0;
+		for (int b = 0; b < breakers.size(); b++) {
+			CircuitBreaker breaker = breakers.get(b);
+			boolean askedHere = false;
+			boolean failedHere = false;
+			for (int i : asked) {
+				if (breakerOf[i] == breaker) {
+					askedHere = true;
+					failedHere |= partFailed != null && partFailed[i];
+				}
+			}
+			if (!askedHere) {
+				continue; // skipped: its circuit is open
+			}
+			if (failedHere && failure != null) {
+				breaker.onFailure(failedAt, permissions.get(b), failure);
+			}
+			else {
 				breaker.onSuccess();
 			}
-			reported = true;
 		}
-		catch (RuntimeException ex) {
-			if (ex instanceof IllegalArgumentException) {
-				throw ex; // a programming error, not an outage: the finally block releases the permissions
+	}
+
+	/**
+	 * Decide the acquisitions whose part of the store failed by their policies' failure modes (the in-memory
+	 * fallback decides the {@code LOCAL} ones together), then the request all or nothing: if any answer rejects it,
+	 * what the store and the fallback hold for it is given back.
+	 */
+	private Admission settleFailedParts(List<Acquisition> acquisitions, @Nullable Decision[] decisions,
+			long[] countedAt, @Nullable RateLimitStore[] heldBy, boolean[] failed, CircuitBreaker[] breakerOf, long now,
+			@Nullable RuntimeException failure) {
+		int size = acquisitions.size();
+		List<Acquisition> local = new ArrayList<>();
+		List<Integer> localIndexes = new ArrayList<>();
+		boolean allowed = true;
+		for (int i = 0; i < size; i++) {
+			if (!failed[i]) {
+				allowed &= Objects.requireNonNull(decisions[i]).allowed();
+				continue;
 			}
-			// The store does not say which of its parts failed: each involved part counts a failure.
-			long failedAt = this.clock.currentTimeMillis();
-			for (int b = 0; b < breakers.length; b++) {
-				breakers[b].onFailure(failedAt, permissions[b], ex);
+			RateLimitPolicy policy = acquisitions.get(i).policy();
+			if (policy.failureMode() == FailureMode.LOCAL) {
+				local.add(acquisitions.get(i));
+				localIndexes.add(i);
+				logFailure(policy, now, failure);
 			}
-			reported = true;
-			return onStoreFailure(bounded, decisions, countedAt, heldBy, now, latestRetry(breakers, failedAt), ex);
+			else {
+				decisions[i] = onStoreFailure(policy, acquisitions.get(i).key(), acquisitions.get(i).cost(), now,
+						breakerOf[i], failure);
+				allowed &= decisions[i].allowed();
+			}
 		}
-		finally {
-			if (!reported) {
-				for (int b = 0; b < breakers.length; b++) {
-					breakers[b].release(permissions[b]); // a probe must not stay taken by an error or a bug
+		Reservation fallback = local.isEmpty() ? null : this.fallbackStore.tryAcquireAll(local);
+		if (fallback != null) {
+			allowed &= fallback.allowed();
+			for (int j = 0; j < local.size(); j++) {
+				int i = localIndexes.get(j);
+				decisions[i] = fallback.decisions().get(j).withOrigin(Decision.Origin.LOCAL_FALLBACK);
+				countedAt[i] = fallback.countedAt(j);
+				heldBy[i] = fallback.allowed() ? this.fallbackStore : null;
+			}
+		}
+		if (!allowed) {
+			// Rejected by a failure mode, or by the fallback: what the others took is given back, in one call each.
+			List<Integer> taken = new ArrayList<>();
+			for (int i = 0; i < size; i++) {
+				if (heldBy[i] != null) {
+					taken.add(i);
 				}
 			}
-		}
-		boolean allowed = reservation.allowed();
-		for (int i = 0; i < size; i++) {
-			Acquisition acquisition = bounded.get(i);
-			Decision decision = reservation.decisions().get(i);
-			if (!decision.allowed() && this.denyCache != null && this.resets.get() == resets) {
-				this.denyCache.remember(acquisition.policy(), acquisition.key(), acquisition.cost(), decision, now);
+			new Admission(this, acquisitions, decisions, countedAt, heldBy)
+				.refund(taken.stream().mapToInt(Integer::intValue).toArray());
+			for (int i : taken) {
+				decisions[i] = OneByOne.givenBack(Objects.requireNonNull(decisions[i]), acquisitions.get(i).cost());
 			}
-			decisions[i] = notify(acquisition.policy(), decision);
-			countedAt[i] = reservation.countedAt(i);
-			heldBy[i] = allowed ? this.store : null;
 		}
-		return new Admission(this, bounded, decisions, countedAt, heldBy);
+		for (int i = 0; i < size; i++) {
+			if (!failed[i] || (fallback != null && localIndexes.contains(i))) {
+				decisions[i] = notify(acquisitions.get(i).policy(), Objects.requireNonNull(decisions[i]));
+			}
+		}
+		return new Admission(this, acquisitions, decisions, countedAt, heldBy);
+	}
+
+	/**
+	 * The rejection of a request whose cost exceeds the capacity, answered here: every store rejects it and counts
+	 * nothing, so its remaining units are not asked for (reported as the capacity).
+	 */
+	private static Decision neverFits(RateLimitPolicy policy) {
+		return new Decision(false, policy.capacity(), policy.capacity(), 0, Decision.NEVER, Decision.Origin.DENY_CACHE);
 	}
 
 	private static List<Acquisition> bounded(List<Acquisition> acquisitions) {
@@ -251,74 +430,6 @@ public final class RateLimiter {
 					: new Acquisition(acquisition.policy(), key, acquisition.cost()));
 		}
 		return bounded;
-	}
-
-	/** Of the given breakers, the one that will let the store be tried last: what a fail-closed client waits for. */
-	private static CircuitBreaker latestRetry(CircuitBreaker[] breakers, long now) {
-		CircuitBreaker latest = breakers[0];
-		for (CircuitBreaker breaker : breakers) {
-			if (breaker.millisUntilRetry(now) > latest.millisUntilRetry(now)) {
-				latest = breaker;
-			}
-		}
-		return latest;
-	}
-
-	/** The distinct breakers of the parts of the store the acquisitions live on. */
-	private CircuitBreaker[] breakers(List<Acquisition> acquisitions) {
-		if (!this.partitioned) {
-			return new CircuitBreaker[] { this.circuitBreaker };
-		}
-		List<CircuitBreaker> breakers = new ArrayList<>(2);
-		for (Acquisition acquisition : acquisitions) {
-			CircuitBreaker breaker = breaker(this.store.partitionOf(acquisition.policy(), acquisition.key()));
-			if (!breakers.contains(breaker)) {
-				breakers.add(breaker);
-			}
-		}
-		return breakers.toArray(new CircuitBreaker[0]);
-	}
-
-	/** Each policy's failure mode decides for it; the in-memory fallback decides the LOCAL ones together. */
-	private Admission onStoreFailure(List<Acquisition> acquisitions, @Nullable Decision[] decisions, long[] countedAt,
-			@Nullable RateLimitStore[] heldBy, long now, CircuitBreaker breaker, @Nullable RuntimeException failure) {
-		List<Acquisition> local = new ArrayList<>();
-		List<Integer> localIndexes = new ArrayList<>();
-		boolean allowed = true;
-		for (int i = 0; i < acquisitions.size(); i++) {
-			RateLimitPolicy policy = acquisitions.get(i).policy();
-			if (policy.failureMode() == FailureMode.LOCAL) {
-				local.add(acquisitions.get(i));
-				localIndexes.add(i);
-				logFailure(policy, now, failure);
-			}
-			else {
-				decisions[i] = onStoreFailure(policy, acquisitions.get(i).key(), acquisitions.get(i).cost(), now,
-						breaker, failure);
-				allowed &= decisions[i].allowed();
-			}
-		}
-		if (!local.isEmpty()) {
-			Reservation reservation = this.fallbackStore.tryAcquireAll(local);
-			boolean localAllowed = reservation.allowed();
-			if (localAllowed && !allowed) {
-				// Rejected by a policy that fails closed: the fallback gives back what it took.
-				for (int j = 0; j < local.size(); j++) {
-					this.fallbackStore.refund(local.get(j), reservation.countedAt(j));
-				}
-			}
-			for (int j = 0; j < local.size(); j++) {
-				int i = localIndexes.get(j);
-				Decision decision = reservation.decisions().get(j);
-				if (localAllowed && !allowed) {
-					decision = OneByOne.givenBack(decision, local.get(j).cost());
-				}
-				decisions[i] = notify(local.get(j).policy(), decision.withOrigin(Decision.Origin.LOCAL_FALLBACK));
-				countedAt[i] = reservation.countedAt(j);
-				heldBy[i] = (localAllowed && allowed) ? this.fallbackStore : null;
-			}
-		}
-		return new Admission(this, acquisitions, decisions, countedAt, heldBy);
 	}
 
 	/** Give back what admitted acquisitions hold, in one call; a store that cannot be reached keeps it. */

@@ -11,6 +11,7 @@ import io.github.ratelimit.RateLimitPolicy;
 import io.github.ratelimit.TimeSource;
 import io.github.ratelimit.store.Acquisition;
 import io.github.ratelimit.store.OneByOne;
+import io.github.ratelimit.store.PolicyNames;
 import io.github.ratelimit.store.RateLimitStore;
 import io.github.ratelimit.store.Reservation;
 import org.jspecify.annotations.Nullable;
@@ -100,6 +101,8 @@ public final class InMemoryRateLimitStore implements RateLimitStore {
 
 	private final ConcurrentHashMap<RateLimitPolicy, PolicyTable> tables = new ConcurrentHashMap<>();
 
+	private final PolicyNames names = new PolicyNames();
+
 	/** Keys held across policies, plus slots reserved by insertions in flight; never above {@code maxKeys}. */
 	private final AtomicLong held = new AtomicLong();
 
@@ -186,8 +189,10 @@ public final class InMemoryRateLimitStore implements RateLimitStore {
 	}
 
 	private Decision acquireNewKey(RateLimitPolicy policy, String key, long cost, long now) {
-		PolicyTable table = this.tables.computeIfAbsent(policy,
-				(p) -> new PolicyTable(p, this.maxKeysPerPolicy, this.held, this.evictions));
+		PolicyTable table = this.tables.computeIfAbsent(policy, (p) -> {
+			this.names.check(p);
+			return new PolicyTable(p, this.maxKeysPerPolicy, this.held, this.evictions);
+		});
 		long evictionsBefore = this.evictions.get();
 		try {
 			while (true) {

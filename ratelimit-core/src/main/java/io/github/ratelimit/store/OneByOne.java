@@ -2,15 +2,19 @@ package io.github.ratelimit.store;
 
 import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
-import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
+import java.util.Objects;
 
 import io.github.ratelimit.Decision;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Several acquisitions decided one after another, all or nothing by giving back what was taken when one is
  * rejected: how a store that cannot decide several keys in one atomic step implements
- * {@link RateLimitStore#tryAcquireAll}.
+ * {@link RateLimitStore#tryAcquireAll}. A key whose part of the store fails does not stop the others from being
+ * decided: when none rejects, a {@link PartialStoreFailureException} names those that failed, and the admitted ones
+ * keep their units for the caller to settle.
  *
  * @since 0.2.0
  */
@@ -31,27 +35,56 @@ public final class OneByOne {
 	 */
 	public static Reservation tryAcquireAll(List<Acquisition> acquisitions, Clock time, Decider decider,
 			RateLimitStore store) {
-		List<Decision> decisions = new ArrayList<>(acquisitions.size());
-		long[] times = new long[acquisitions.size()];
+		int size = acquisitions.size();
+		Decision[] decisions = new Decision[size];
+		long[] times = new long[size];
+		RuntimeException failure = null;
 		boolean allowed = true;
-		for (int i = 0; i < acquisitions.size(); i++) {
+		// Every one is decided, so that every limit that rejects the request is known.
+		for (int i = 0; i < size; i++) {
 			times[i] = time.currentTimeMillis();
 			try {
-				decisions.add(decider.decide(acquisitions.get(i), times[i]));
+				decisions[i] = decider.decide(acquisitions.get(i), times[i]);
+				allowed &= decisions[i].allowed();
+			}
+			catch (IllegalArgumentException ex) {
+				refundAdmitted(acquisitions, decisions, times, store);
+				throw ex; // a programming error, not a part that failed
 			}
 			catch (RuntimeException ex) {
-				refundAdmitted(acquisitions, decisions, times, store);
-				throw ex;
+				// This key's part failed: decide the others, whose parts may be healthy.
+				failure = (failure != null) ? failure : ex;
 			}
-			allowed &= decisions.get(i).allowed();
 		}
 		if (!allowed) {
 			refundAdmitted(acquisitions, decisions, times, store);
-			for (int i = 0; i < decisions.size(); i++) {
-				decisions.set(i, givenBack(decisions.get(i), acquisitions.get(i).cost()));
+			for (int i = 0; i < size; i++) {
+				Decision decision = decisions[i];
+				// Not decided where a part failed: whatever it is, the request is rejected.
+				decisions[i] = (decision != null) ? givenBack(decision, acquisitions.get(i).cost())
+						: notDecided(acquisitions.get(i));
 			}
+			return new Reservation(Arrays.asList(decisions), times);
 		}
-		return new Reservation(decisions, times);
+		if (failure != null) {
+			boolean anyDecided = Arrays.stream(decisions).anyMatch(Objects::nonNull);
+			if (!anyDecided) {
+				throw failure;
+			}
+			throw new PartialStoreFailureException(decisions, times, failure);
+		}
+		return new Reservation(Arrays.asList(decisions), times);
+	}
+
+	/**
+	 * Return what to report for an acquisition not decided because the request was rejected by another: its capacity,
+	 * marked as not known.
+	 * @param acquisition the acquisition
+	 * @return the decision to report
+	 */
+	public static Decision notDecided(Acquisition acquisition) {
+		long capacity = acquisition.policy().capacity();
+		return new Decision(true, capacity, capacity, 0, 0, Decision.Origin.FAIL_OPEN);
 	}
 
 	/**
@@ -73,10 +106,11 @@ public final class OneByOne {
 	 * Give back what the admitted ones took. A refund that fails leaves those units taken (the client is counted
 	 * once more than it should, never less) and does not turn the rejection into a store failure.
 	 */
-	private static void refundAdmitted(List<Acquisition> acquisitions, List<Decision> decisions, long[] times,
+	private static void refundAdmitted(List<Acquisition> acquisitions, @Nullable Decision[] decisions, long[] times,
 			RateLimitStore store) {
-		for (int i = 0; i < decisions.size(); i++) {
-			if (decisions.get(i).allowed()) {
+		for (int i = 0; i < decisions.length; i++) {
+			Decision decision = decisions[i];
+			if (decision != null && decision.allowed()) {
 				try {
 					store.refund(acquisitions.get(i), times[i]);
 				}

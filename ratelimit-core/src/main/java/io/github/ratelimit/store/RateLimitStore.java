@@ -35,6 +35,8 @@ public interface RateLimitStore {
 	 * that can decide several keys in one atomic step (a Redis script) override it.
 	 * @param acquisitions the acquisitions, at least one
 	 * @return the decisions, and the times the admitted ones were counted at
+	 * @throws PartialStoreFailureException if some parts of a partitioned store decided and others could not, and
+	 * none rejected: the admitted acquisitions keep their units, for the caller to keep or give back
 	 * @throws RateLimitStoreException if the store cannot decide; nothing stays taken as far as the store could
 	 * be reached
 	 * @since 0.2.0
@@ -116,6 +118,17 @@ public interface RateLimitStore {
 	 */
 	default void clear() {
 		throw new UnsupportedOperationException(getClass().getSimpleName() + " cannot forget all its counters");
+	}
+
+	/**
+	 * Be told of the resets and clears made through any instance sharing this store (an operator's reset through
+	 * another instance), so that what this instance remembers of the store's answers (its deny cache) is forgotten
+	 * too. By default never: a store in one process has no other instance to hear from. A store that tells its
+	 * instances does so on a best-effort channel: a reset whose message is lost is still done in the store.
+	 * @param listener the listener
+	 * @since 0.2.0
+	 */
+	default void addResetListener(ResetListener listener) {
 	}
 
 	/**

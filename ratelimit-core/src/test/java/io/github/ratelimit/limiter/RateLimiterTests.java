@@ -11,7 +11,9 @@ import java.util.List;
 import io.github.ratelimit.conformance.MutableTimeSource;
 import io.github.ratelimit.memory.InMemoryRateLimitStore;
 import io.github.ratelimit.store.Acquisition;
+import io.github.ratelimit.store.OneByOne;
 import io.github.ratelimit.store.RateLimitStore;
+import io.github.ratelimit.store.Reservation;
 import io.github.ratelimit.store.StoreKeys;
 import io.github.ratelimit.store.RateLimitStoreException;
 import org.junit.jupiter.api.Test;
@@ -357,6 +359,163 @@ class RateLimiterTests {
 		first.refund(0);
 		assertThat(this.limiter.tryAcquire(policy, "k").allowed()).isTrue();
 		assertThat(this.limiter.tryAcquire(policy, "k").allowed()).isFalse();
+	}
+
+	@Test
+	void aRequestThatCanNeverFitIsRejectedWithoutAskingTheStore() {
+		SwitchableStore store = new SwitchableStore(InMemoryRateLimitStore.builder().clock(this.clock).build());
+		RateLimiter limiter = RateLimiter.builder(store).clock(this.clock).denyCache(true).build();
+		RateLimitPolicy policy = RateLimitPolicy.builder("p").limit(5).window(Duration.ofMinutes(1)).build();
+		for (int i = 0; i < 100; i++) {
+			Decision decision = limiter.tryAcquire(policy, "k", 6);
+			assertThat(decision.exceedsCapacity()).isTrue();
+			assertThat(limiter.tryAcquireAll(List.of(new Acquisition(policy, "k", 1), new Acquisition(policy, "j", 6)))
+				.allowed()).isFalse();
+		}
+		assertThat(store.calls).isZero();
+		assertThat(limiter.tryAcquire(policy, "k", 5).allowed()).as("nothing was taken").isTrue();
+	}
+
+	@Test
+	void aFailingPartOfAPartitionedStoreSendsOnlyItsOwnPoliciesToTheirFailureModes() {
+		// The security review's case: a per-address limit drawn with a shared quota whose item is throttled.
+		PartitionedStore store = new PartitionedStore(InMemoryRateLimitStore.builder().clock(this.clock).build());
+		RateLimiter limiter = RateLimiter.builder(store).clock(this.clock).denyCache(false).failureThreshold(100).build();
+		RateLimitPolicy perAddress = RateLimitPolicy.builder("edge").limit(5).window(Duration.ofHours(1)).build();
+		RateLimitPolicy shared = RateLimitPolicy.builder("account").limit(1_000).window(Duration.ofHours(1))
+			.failureMode(FailureMode.ALLOW).build();
+		store.failingKey = "application";
+		int admitted = 0;
+		for (int i = 0; i < 50; i++) {
+			Admission admission = limiter.tryAcquireAll(List.of(new Acquisition(perAddress, "203.0.113.7", 1),
+					new Acquisition(shared, "application", 1)));
+			if (admission.allowed()) {
+				admitted++;
+				assertThat(admission.decision(0).origin()).isEqualTo(Decision.Origin.STORE);
+				assertThat(admission.decision(1).origin()).isEqualTo(Decision.Origin.FAIL_OPEN);
+			}
+		}
+		assertThat(admitted).isEqualTo(5);
+	}
+
+	@Test
+	void aSharedQuotaThatFailsClosedRejectsAndGivesBackWhatTheHealthyPartsTook() {
+		PartitionedStore store = new PartitionedStore(InMemoryRateLimitStore.builder().clock(this.clock).build());
+		RateLimiter limiter = RateLimiter.builder(store).clock(this.clock).denyCache(false).failureThreshold(100).build();
+		RateLimitPolicy perAddress = RateLimitPolicy.builder("edge").limit(5).window(Duration.ofHours(1)).build();
+		RateLimitPolicy shared = RateLimitPolicy.builder("account").limit(1_000).window(Duration.ofHours(1))
+			.failureMode(FailureMode.DENY).build();
+		store.failingKey = "application";
+		for (int i = 0; i < 10; i++) {
+			Admission admission = limiter.tryAcquireAll(List.of(new Acquisition(perAddress, "203.0.113.7", 1),
+					new Acquisition(shared, "application", 1)));
+			assertThat(admission.allowed()).isFalse();
+			assertThat(admission.decision(1).origin()).isEqualTo(Decision.Origin.FAIL_CLOSED);
+		}
+		store.failingKey = null;
+		assertThat(limiter.tryAcquire(perAddress, "203.0.113.7").remaining()).as("nothing stayed taken").isEqualTo(4);
+	}
+
+	@Test
+	void aSharedQuotaThatFallsBackIsDecidedLocallyWhileTheHealthyPartsDecideInTheStore() {
+		PartitionedStore store = new PartitionedStore(InMemoryRateLimitStore.builder().clock(this.clock).build());
+		RateLimiter limiter = RateLimiter.builder(store).clock(this.clock).denyCache(false).failureThreshold(100).build();
+		RateLimitPolicy perAddress = RateLimitPolicy.builder("edge").limit(5).window(Duration.ofHours(1)).build();
+		RateLimitPolicy shared = RateLimitPolicy.builder("account").limit(3).window(Duration.ofHours(1))
+			.failureMode(FailureMode.LOCAL).build();
+		store.failingKey = "application";
+		int admitted = 0;
+		for (int i = 0; i < 10; i++) {
+			Admission admission = limiter.tryAcquireAll(List.of(new Acquisition(perAddress, "203.0.113." + i, 1),
+					new Acquisition(shared, "application", 1)));
+			if (admission.allowed()) {
+				admitted++;
+				assertThat(admission.decision(1).origin()).isEqualTo(Decision.Origin.LOCAL_FALLBACK);
+			}
+		}
+		assertThat(admitted).as("the shared quota, in this instance's fallback").isEqualTo(3);
+		store.failingKey = null;
+		assertThat(limiter.tryAcquire(perAddress, "203.0.113.9").remaining()).as("rejected requests took nothing")
+			.isEqualTo(4);
+	}
+
+	@Test
+	void aPartWhoseCircuitIsOpenIsNotAskedWhileTheOthersAre() {
+		PartitionedStore store = new PartitionedStore(InMemoryRateLimitStore.builder().clock(this.clock).build());
+		RateLimiter limiter = RateLimiter.builder(store).clock(this.clock).denyCache(false).failureThreshold(1)
+			.openDuration(Duration.ofMinutes(1)).build();
+		RateLimitPolicy perAddress = RateLimitPolicy.builder("edge").limit(5).window(Duration.ofHours(1)).build();
+		RateLimitPolicy shared = RateLimitPolicy.builder("account").limit(1_000).window(Duration.ofHours(1))
+			.failureMode(FailureMode.ALLOW).build();
+		store.failingKey = "application";
+		limiter.tryAcquireAll(List.of(new Acquisition(shared, "application", 1)));
+		assertThat(limiter.isCircuitOpen(shared, "application")).isTrue();
+		assertThat(limiter.isCircuitOpen(perAddress, "203.0.113.7")).isFalse();
+		int calls = store.calls;
+		int admitted = 0;
+		for (int i = 0; i < 10; i++) {
+			if (limiter.tryAcquireAll(List.of(new Acquisition(perAddress, "203.0.113.7", 1),
+					new Acquisition(shared, "application", 1))).allowed()) {
+				admitted++;
+			}
+		}
+		assertThat(admitted).isEqualTo(5);
+		assertThat(store.calls - calls).as("the open part is never asked").isEqualTo(10);
+	}
+
+	/** A store whose keys live in parts named after them, one of which can fail, as a Cluster's master can. */
+	static final class PartitionedStore implements RateLimitStore {
+
+		private final InMemoryRateLimitStore delegate;
+
+		volatile String failingKey;
+
+		int calls;
+
+		PartitionedStore(InMemoryRateLimitStore delegate) {
+			this.delegate = delegate;
+		}
+
+		@Override
+		public Decision tryAcquire(RateLimitPolicy policy, String key, long cost) {
+			this.calls++;
+			if (key.equals(this.failingKey)) {
+				throw new RateLimitStoreException("throttled");
+			}
+			return this.delegate.tryAcquire(policy, key, cost);
+		}
+
+		@Override
+		public Reservation tryAcquireAll(List<Acquisition> acquisitions) {
+			return OneByOne.tryAcquireAll(acquisitions, this::currentTimeMillis,
+					(acquisition, now) -> tryAcquire(acquisition.policy(), acquisition.key(), acquisition.cost()), this);
+		}
+
+		@Override
+		public void refund(Acquisition acquisition, long countedAtMillis) {
+			this.delegate.refund(acquisition, countedAtMillis);
+		}
+
+		@Override
+		public long currentTimeMillis() {
+			return this.delegate.currentTimeMillis();
+		}
+
+		@Override
+		public void reset(RateLimitPolicy policy, String key) {
+			this.delegate.reset(policy, key);
+		}
+
+		@Override
+		public boolean isPartitioned() {
+			return true;
+		}
+
+		@Override
+		public String partitionOf(RateLimitPolicy policy, String key) {
+			return key;
+		}
+
 	}
 
 	static final class SwitchableStore implements RateLimitStore {

@@ -221,9 +221,6 @@ class InMemoryRateLimitStoreTests {
 		assertThat(store.tryAcquire(policy, "k", 4).allowed()).as("2 held and 4 more are over 5").isFalse();
 		// Once its state would have been fresh, nothing is held against it.
 		this.clock.advanceMillis(EvictedKeys.holdMillis(policy) * 2);
-		for (int i = 0; i < 100; i++) {
-			store.tryAcquire(policy, "later-" + i, 5);
-		}
 		assertThat(store.tryAcquire(policy, "k", 1).remaining()).isEqualTo(4);
 	}
 
@@ -505,6 +502,19 @@ class InMemoryRateLimitStoreTests {
 			.isEqualTo(InMemoryRateLimitStore.DEFAULT_MAX_KEYS);
 		assertThat(store.size()).isEqualTo(InMemoryRateLimitStore.DEFAULT_MAX_KEYS);
 		assertThat(store.evictions()).isEqualTo(10);
+	}
+
+	@Test
+	void aSecondConfigurationOfOnePolicyNameFailsTellingTheWayOutWhileVariantsStayApart() {
+		InMemoryRateLimitStore store = store(10, 10);
+		store.tryAcquire(RateLimitPolicy.builder("exports").limit(2).window(Duration.ofMinutes(1)).build(), "a", 1);
+		RateLimitPolicy other = RateLimitPolicy.builder("exports").limit(1_000).window(Duration.ofMinutes(1)).build();
+		assertThatIllegalArgumentException().isThrownBy(() -> store.tryAcquire(other, "b", 1))
+			.withMessageContaining("'exports' is already in use with FIXED, limit 2 per 1m")
+			.withMessageContaining(".variant(tenant)");
+		RateLimitPolicy big = RateLimitPolicy.builder("exports").variant("tenant-big").limit(1_000)
+			.window(Duration.ofMinutes(1)).build();
+		assertThat(store.tryAcquire(big, "tenant-big", 1).remaining()).isEqualTo(999);
 	}
 
 	@Test

@@ -11,6 +11,7 @@ import io.github.ratelimit.RateLimitPolicy;
 import io.github.ratelimit.TimeSource;
 import io.github.ratelimit.store.Acquisition;
 import io.github.ratelimit.store.OneByOne;
+import io.github.ratelimit.store.PolicyNames;
 import io.github.ratelimit.store.RateLimitStore;
 import io.github.ratelimit.store.Reservation;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
@@ -81,6 +82,8 @@ public final class DynamoDbRateLimitStore implements RateLimitStore {
 	private final SlidingCounterItems slidingCounters;
 
 	private final TokenBucketItems buckets;
+
+	private final PolicyNames names = new PolicyNames();
 
 	private DynamoDbRateLimitStore(Builder builder) {
 		this.client = builder.client;
@@ -173,6 +176,7 @@ public final class DynamoDbRateLimitStore implements RateLimitStore {
 	}
 
 	private Decision decide(RateLimitPolicy policy, String key, long cost, long now) {
+		this.names.check(policy);
 		return switch (policy.algorithm()) {
 			case FIXED -> this.fixedWindows.decide(policy, key, now, cost);
 			case SLIDING_COUNTER -> this.slidingCounters.decide(policy, key, now, cost);

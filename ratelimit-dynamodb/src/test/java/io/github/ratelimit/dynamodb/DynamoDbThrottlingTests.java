@@ -2,13 +2,16 @@ package io.github.ratelimit.dynamodb;
 
 import java.net.URI;
 import java.time.Duration;
+import java.util.List;
 
 import io.github.ratelimit.Algorithm;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.FailureMode;
 import io.github.ratelimit.RateLimitPolicy;
 import io.github.ratelimit.conformance.MutableTimeSource;
+import io.github.ratelimit.limiter.Admission;
 import io.github.ratelimit.limiter.RateLimiter;
+import io.github.ratelimit.store.Acquisition;
 import io.github.ratelimit.store.RateLimitStoreException;
 import io.github.ratelimit.test.Dynalite;
 import io.github.ratelimit.test.TcpProxy;
@@ -103,6 +106,30 @@ class DynamoDbThrottlingTests {
 		assertThat(decided.allowed()).isTrue();
 		assertThat(limiter.tryAcquire(policy, hot).origin()).as("its circuit is still open")
 			.isEqualTo(Decision.Origin.FAIL_CLOSED);
+	}
+
+	@Test
+	void aThrottledSharedQuotaSendsOnlyItselfToItsFailureMode() {
+		// The security review's case: each request draws a per-address limit and one shared item, which throttles.
+		RateLimiter limiter = RateLimiter.builder(this.store).clock(this.clock).failureThreshold(1_000).build();
+		RateLimitPolicy perAddress = policy(FailureMode.ALLOW);
+		RateLimitPolicy account = RateLimitPolicy.builder("account")
+			.algorithm(Algorithm.TOKEN_BUCKET)
+			.limit(10_000)
+			.window(Duration.ofSeconds(1))
+			.failureMode(FailureMode.ALLOW)
+			.build();
+		this.proxy.answerRequestsContaining("account:application", THROTTLED); // the shared item's key
+		int admitted = 0;
+		for (int i = 0; i < 30; i++) {
+			Admission admission = limiter.tryAcquireAll(List.of(new Acquisition(perAddress, "203.0.113.7", 1),
+					new Acquisition(account, "application", 1)));
+			if (admission.allowed()) {
+				admitted++;
+				assertThat(admission.decision(1).origin()).isEqualTo(Decision.Origin.FAIL_OPEN);
+			}
+		}
+		assertThat(admitted).as("the per-address limit still holds").isEqualTo(10);
 	}
 
 	private String keyInAnotherGroup(RateLimitPolicy policy, String key) {

@@ -27,6 +27,9 @@ final class PolicyScript {
 	/** The policy's other parameter sets in use by other instances. */
 	final PolicyVersions.View versions;
 
+	/** Whether this instance decides with this policy itself (rather than knowing it as another instance's set). */
+	volatile boolean own;
+
 	PolicyScript(RateLimitPolicy policy, RedisKeys keys, byte[] leastTtl, @Nullable Coalescer coalescer,
 			PolicyVersions versions) {
 		this.policy = policy;

@@ -4,6 +4,8 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -14,6 +16,7 @@ import io.github.ratelimit.Algorithm;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.RateLimitPolicy;
 import io.github.ratelimit.TimeSource;
+import io.github.ratelimit.internal.Durations;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -38,6 +41,14 @@ final class PolicyVersions {
 
 	/** How long a parameter set counts as in use after an instance last said it decides with it. */
 	static final long LIVE_MILLIS = 10_000;
+
+	/**
+	 * The most other sets a policy is decided with: a rolling deploy has one or two, and a stray writer with many
+	 * would otherwise make every decision read all of them.
+	 */
+	static final int MAX_OTHERS = 4;
+
+	private static final System.Logger logger = System.getLogger(PolicyVersions.class.getName());
 
 	private final ScriptExecutor executor;
 
@@ -212,6 +223,9 @@ final class PolicyVersions {
 
 		private final AtomicReference<@Nullable CompletableFuture<?>> registering = new AtomicReference<>();
 
+		/** The other sets already logged. */
+		private final Set<String> warned = ConcurrentHashMap.newKeySet();
+
 		View(RateLimitPolicy policy, byte[] registryKey, byte[] field) {
 			this.policy = policy;
 			this.registryKey = registryKey;
@@ -238,7 +252,8 @@ final class PolicyVersions {
 				return (won != null) ? won : CompletableFuture.completedFuture(null);
 			}
 			byte[] time = (PolicyVersions.this.clock != null) ? PolicyScript.bytes(now) : PolicyScript.EMPTY;
-			byte[][] args = { time, this.field, PolicyScript.bytes(LIVE_MILLIS), PolicyVersions.this.leastTtl };
+			byte[][] args = { time, this.field, PolicyScript.bytes(LIVE_MILLIS), PolicyVersions.this.leastTtl,
+					PolicyScript.bytes(MAX_OTHERS) };
 			CompletableFuture<List<Object>> call;
 			try {
 				call = PolicyVersions.this.executor.execute(RateLimitScript.POLICY_VERSIONS,
@@ -251,6 +266,7 @@ final class PolicyVersions {
 				if (failure == null && reply != null && !reply.isEmpty()) {
 					List<RateLimitPolicy> others = others(reply.subList(1, reply.size()));
 					if (!others.equals(this.others)) {
+						warnOfNew(others);
 						this.othersSince = ((Number) reply.get(0)).longValue();
 						this.others = others;
 					}
@@ -267,6 +283,26 @@ final class PolicyVersions {
 				}
 			});
 			return next;
+		}
+
+		/** Say, once per set, that another parameter set of this policy now takes part in its decisions. */
+		private void warnOfNew(List<RateLimitPolicy> others) {
+			for (RateLimitPolicy other : others) {
+				if (!containsState(this.others, other) && this.warned.add(field(other))) {
+					logger.log(System.Logger.Level.WARNING, "Rate limit policy '" + this.policy.name() + "'"
+							+ (this.policy.variant().isEmpty() ? "" : " (variant '" + this.policy.variant() + "')")
+							+ " is also being decided with " + describe(other) + " by another instance sharing this "
+							+ "Redis and key prefix; this instance decides it with " + describe(this.policy)
+							+ ". While both are in use, a request passes only if both admit it: expected during a "
+							+ "rolling deploy that changes the policy; otherwise an instance with another "
+							+ "configuration (a canary, a developer's) shares the key prefix. Logged once per set.");
+				}
+			}
+		}
+
+		private static String describe(RateLimitPolicy policy) {
+			return policy.algorithm() + " " + policy.limit() + " per " + Durations.format(policy.window())
+					+ (policy.algorithm().isBucket() ? " burst " + policy.burst() : "");
 		}
 
 		private List<RateLimitPolicy> others(List<Object> fields) {

@@ -7,6 +7,7 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
@@ -20,6 +21,9 @@ import io.github.ratelimit.RateLimitPolicy;
 import io.github.ratelimit.TimeSource;
 import io.github.ratelimit.store.Acquisition;
 import io.github.ratelimit.store.OneByOne;
+import io.github.ratelimit.store.PartialStoreFailureException;
+import io.github.ratelimit.store.PolicyNames;
+import io.github.ratelimit.store.ResetListener;
 import io.github.ratelimit.store.RateLimitStore;
 import io.github.ratelimit.store.RateLimitStoreException;
 import io.github.ratelimit.store.Reservation;
@@ -83,6 +87,10 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 	/** Other instances' parameters for the same policies. */
 	private final PolicyVersions versions;
 
+	private final PolicyNames names = new PolicyNames();
+
+	private final ResetBroadcast resets;
+
 	private static final boolean JEDIS_PRESENT = ClassUtils.isPresent(
 			"org.springframework.data.redis.connection.jedis.JedisConnectionFactory",
 			RedisRateLimitStore.class.getClassLoader());
@@ -131,6 +139,7 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 			cluster = mayBeCluster(builder.connectionFactory);
 		}
 		this.prefixedKeys = new PrefixedKeys(builder.connectionFactory, builder.keyPrefix);
+		this.resets = new ResetBroadcast(builder.connectionFactory, builder.keyPrefix);
 		this.timeout = builder.timeout;
 		this.timeoutNanos = builder.timeout.toNanos();
 		this.clock = builder.clock;
@@ -183,7 +192,7 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 			throw new IllegalArgumentException("'cost' must be at least 1 but was " + cost);
 		}
 		long start = System.nanoTime();
-		PolicyScript script = script(policy);
+		PolicyScript script = ownScript(policy);
 		List<RateLimitPolicy> others = this.versions.others(script.versions, start + this.timeoutNanos);
 		if (!others.isEmpty()) {
 			return decideWithOthers(List.of(new Acquisition(policy, key, cost)), List.of(others), start).decisions()
@@ -236,7 +245,7 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 		long start = System.nanoTime();
 		List<PolicyVersions.View> views = new ArrayList<>(acquisitions.size());
 		for (Acquisition acquisition : acquisitions) {
-			PolicyVersions.View view = script(acquisition.policy()).versions;
+			PolicyVersions.View view = ownScript(acquisition.policy()).versions;
 			this.versions.refreshIfDue(view); // all under way before any is awaited
 			views.add(view);
 		}
@@ -266,7 +275,28 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 			}
 		}
 		from[acquisitions.size()] = all.size();
-		Reservation reservation = decideTogether(all, start);
+		Reservation reservation;
+		try {
+			reservation = decideTogether(all, start);
+		}
+		catch (PartialStoreFailureException ex) {
+			// A key and its other sets share a hash slot: they failed, or were decided, together.
+			Decision[] decisions = new Decision[acquisitions.size()];
+			long[] times = new long[acquisitions.size()];
+			for (int i = 0; i < acquisitions.size(); i++) {
+				Decision own = ex.decision(i);
+				if (own != null) {
+					List<Decision> otherDecisions = new ArrayList<>();
+					for (int j = from[i]; j < from[i + 1]; j++) {
+						otherDecisions.add(Objects.requireNonNull(ex.decision(j)));
+					}
+					decisions[i] = PolicyVersions.combined(own, otherDecisions);
+					times[i] = ex.countedAt(i);
+				}
+			}
+			throw new PartialStoreFailureException(decisions, times,
+					(ex.getCause() instanceof RuntimeException cause) ? cause : ex);
+		}
 		List<Decision> decisions = new ArrayList<>(acquisitions.size());
 		long[] times = new long[acquisitions.size()];
 		for (int i = 0; i < acquisitions.size(); i++) {
@@ -316,12 +346,21 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 				allowed &= decisions[i].allowed();
 			}
 		}
-		if (failure != null || !allowed) {
+		if (failure != null && allowed) {
+			// No slot rejected: the caller decides the failed slots' policies by their failure modes, and keeps or
+			// gives back what the others hold.
+			boolean anyAdmitted = false;
+			for (boolean slotAdmitted : admitted) {
+				anyAdmitted |= slotAdmitted;
+			}
+			if (!anyAdmitted) {
+				throw failure;
+			}
+			throw new PartialStoreFailureException(decisions, times, failure);
+		}
+		if (!allowed) {
 			// The slots that admitted give back what they took; one that rejected took nothing.
 			refundGroups(acquisitions, groups, admitted, times, start, what);
-			if (failure != null && allowed) {
-				throw failure; // no slot rejected: whether the request may pass is not known
-			}
 			// A slot rejected: the request is rejected whatever the others did. Those that failed are reported as
 			// not knowing (their failure mode's answer would not change the outcome).
 			for (int g = 0; g < groups.size(); g++) {
@@ -385,7 +424,7 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 			Acquisition acquisition = acquisitions.get(i);
 			all.add(acquisition);
 			times.add(countedAtMillis[i]);
-			for (RateLimitPolicy other : this.versions.othersSince(script(acquisition.policy()).versions,
+			for (RateLimitPolicy other : this.versions.othersSince(ownScript(acquisition.policy()).versions,
 					countedAtMillis[i])) {
 				all.add(new Acquisition(other, acquisition.key(), acquisition.cost()));
 				times.add(countedAtMillis[i]);
@@ -495,6 +534,7 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 	@Override
 	public void clear() {
 		this.prefixedKeys.deleteAll();
+		this.resets.clear();
 	}
 
 	/**
@@ -512,7 +552,7 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 	@Override
 	public String partitionOf(RateLimitPolicy policy, String key) {
 		ClusterNodes nodes = this.clusterNodes;
-		return (nodes != null) ? nodes.nodeOf(RedisKeys.slot(script(policy).layout.keys(key)[0])) : "";
+		return (nodes != null) ? nodes.nodeOf(RedisKeys.slot(ownScript(policy).layout.keys(key)[0])) : "";
 	}
 
 	/**
@@ -521,7 +561,7 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 	 */
 	@Override
 	public void reset(RateLimitPolicy policy, String key) {
-		PolicyScript script = script(policy);
+		PolicyScript script = ownScript(policy);
 		List<byte[]> all = new ArrayList<>(List.of(script.layout.keys(key)));
 		// Asked, not remembered: an instance that never decided the policy (one an operator calls) learns them.
 		for (RateLimitPolicy other : this.versions.others(script.versions, System.nanoTime() + this.timeoutNanos)) {
@@ -530,6 +570,7 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 		byte[][] keys = all.toArray(new byte[0][]);
 		try {
 			this.executor.delete(keys).get(this.timeoutNanos, TimeUnit.NANOSECONDS);
+			this.resets.reset(policy, key);
 		}
 		catch (TimeoutException ex) {
 			throw new RateLimitStoreException("Redis did not answer within " + this.timeout.toMillis()
@@ -552,6 +593,20 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 		return (script != null) ? script
 				: this.policies.computeIfAbsent(policy,
 						(p) -> new PolicyScript(p, this.keys, this.leastTtl, this.coalescer, this.versions));
+	}
+
+	/**
+	 * The script of a policy this instance decides with (not another instance's parameter set of it): the first
+	 * time, checked to be the only configuration of its name and variant here, so that this instance's own sets are
+	 * never taken for a rolling deploy.
+	 */
+	private PolicyScript ownScript(RateLimitPolicy policy) {
+		PolicyScript script = script(policy);
+		if (!script.own) {
+			this.names.check(policy);
+			script.own = true;
+		}
+		return script;
 	}
 
 	/**
@@ -643,11 +698,23 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 	 * Fail the decisions still waiting, stop the timeout thread and release the connection; the connection factory
 	 * is left open.
 	 */
+	/**
+	 * {@inheritDoc}
+	 * <p>
+	 * Over Redis pub/sub, on the channel {@code <key prefix>:resets}: every instance sharing the prefix hears of a
+	 * reset or clear made through any of them, subscribed from the first listener on.
+	 */
+	@Override
+	public void addResetListener(ResetListener listener) {
+		this.resets.addListener(listener);
+	}
+
 	@Override
 	public void close() {
 		if (this.coalescer != null) {
 			this.coalescer.close();
 		}
+		this.resets.close();
 		this.executor.close();
 	}
 

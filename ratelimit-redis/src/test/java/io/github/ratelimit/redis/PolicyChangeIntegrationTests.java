@@ -1,7 +1,12 @@
 package io.github.ratelimit.redis;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.logging.Handler;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
 import java.util.stream.Stream;
 
 import io.github.ratelimit.Algorithm;
@@ -24,6 +29,8 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.InstanceOfAssertFactories.STRING;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 
 /**
  * A policy whose algorithm, limit, window or burst changes while instances of the old and the new configuration
@@ -233,6 +240,93 @@ class PolicyChangeIntegrationTests {
 			}
 		}
 		return admitted;
+	}
+
+	@Test
+	void perTenantPoliciesOfOneNameInTheirOwnVariantsStayIndependentAcrossInstances() {
+		MutableTimeSource clock = MutableTimeSource.at("2030-01-01T00:00:00Z");
+		String prefix = "tenants-" + UUID.randomUUID();
+		try (RedisRateLimitStore a = store(prefix, clock); RedisRateLimitStore b = store(prefix, clock)) {
+			RateLimitPolicy small = RateLimitPolicy.builder("exports").variant("tenant-small").limit(2)
+				.window(Duration.ofMinutes(1)).build();
+			RateLimitPolicy big = RateLimitPolicy.builder("exports").variant("tenant-big").limit(1_000)
+				.window(Duration.ofMinutes(1)).build();
+			a.tryAcquire(small, "tenant-small", 1);
+			b.tryAcquire(small, "tenant-small", 1);
+			int admitted = 0;
+			for (int i = 0; i < 20; i++) {
+				if (((i % 2 == 0) ? a : b).tryAcquire(big, "tenant-big", 1).allowed()) {
+					admitted++;
+				}
+			}
+			assertThat(admitted).isEqualTo(20);
+			assertThat(a.tryAcquire(small, "tenant-small", 1).allowed()).isFalse();
+		}
+	}
+
+	@Test
+	void aSecondConfigurationOfOneNameInOneInstanceFailsTellingTheWayOut() {
+		MutableTimeSource clock = MutableTimeSource.at("2030-01-01T00:00:00Z");
+		try (RedisRateLimitStore store = store("names-" + UUID.randomUUID(), clock)) {
+			store.tryAcquire(RateLimitPolicy.builder("exports").limit(2).window(Duration.ofMinutes(1)).build(), "a", 1);
+			RateLimitPolicy other = RateLimitPolicy.builder("exports").limit(1_000).window(Duration.ofMinutes(1)).build();
+			assertThatIllegalArgumentException().isThrownBy(() -> store.tryAcquire(other, "b", 1))
+				.withMessageContaining("'exports' is already in use with FIXED, limit 2 per 1m")
+				.withMessageContaining("cannot also count with FIXED, limit 1000 per 1m")
+				.withMessageContaining(".variant(tenant)");
+		}
+	}
+
+	@Test
+	void aParameterSetRegisteredForTheFarFutureLapsesAndAnotherIsLoggedNamingBothSets() throws Exception {
+		MutableTimeSource clock = MutableTimeSource.at("2030-01-01T00:00:00Z");
+		String prefix = "stray-" + UUID.randomUUID();
+		RateLimitPolicy policy = RateLimitPolicy.builder("resources").limit(5).window(Duration.ofMinutes(1)).build();
+		Logger logger = Logger.getLogger(PolicyVersions.class.getName());
+		List<String> warnings = new CopyOnWriteArrayList<>();
+		Handler handler = new Handler() {
+
+			@Override
+			public void publish(LogRecord record) {
+				warnings.add(record.getMessage());
+			}
+
+			@Override
+			public void flush() {
+			}
+
+			@Override
+			public void close() {
+			}
+
+		};
+		logger.addHandler(handler);
+		try (RedisRateLimitStore store = store(prefix, clock)) {
+			// A stray writer's set, stamped a day ahead so that it would never lapse.
+			redis.call("HSET", prefix + ":{resources}:versions", "f:1:86400000:1|",
+					String.valueOf(clock.currentTimeMillis() + 86_400_000L));
+			assertThat(store.tryAcquire(policy, "client", 1).remaining()).as("not held to limit 1").isEqualTo(4);
+			assertThat(redis.call("HGET", prefix + ":{resources}:versions", "f:1:86400000:1|")).isNull();
+			// Another instance's set, on time: decided together, and said once.
+			try (RedisRateLimitStore other = store(prefix, clock)) {
+				other.tryAcquire(RateLimitPolicy.builder("resources").limit(3).window(Duration.ofMinutes(1)).build(),
+						"client", 1);
+				for (int i = 0; i < 3; i++) {
+					clock.advanceMillis(PolicyVersions.REFRESH_MILLIS); // each refresh learns the other set again
+					store.tryAcquire(policy, "client-" + i, 1);
+					Thread.sleep(100); // the refresh's answer arrives after the decision it was sent with
+				}
+			}
+			// Each instance says once which other set takes part in its decisions.
+			assertThat(warnings).filteredOn((message) -> message.contains("also being decided with FIXED 3 per 1m"))
+				.singleElement(STRING)
+				.contains("'resources'")
+				.contains("this instance decides it with FIXED 5 per 1m");
+			assertThat(warnings).noneMatch((message) -> message.contains("FIXED 1 per 1d"));
+		}
+		finally {
+			logger.removeHandler(handler);
+		}
 	}
 
 	private static RedisRateLimitStore store(String prefix, MutableTimeSource clock) {

@@ -15,6 +15,7 @@ import io.github.ratelimit.Algorithm;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.FailureMode;
 import io.github.ratelimit.RateLimitPolicy;
+import io.github.ratelimit.limiter.Admission;
 import io.github.ratelimit.limiter.RateLimiter;
 import io.github.ratelimit.store.Acquisition;
 import io.github.ratelimit.test.RedisCluster;
@@ -161,6 +162,58 @@ class RedisClusterIntegrationTests {
 			}
 		}
 		assertThat(cluster.keysPerNode()).allSatisfy((keys) -> assertThat(keys).isGreaterThan(50L));
+	}
+
+	@Test
+	void whileTheMasterOfASharedQuotaIsPausedTheLimitsDecidedWithItStillHoldOnTheOtherMasters()
+			throws InterruptedException {
+		String prefix = "parts-" + UUID.randomUUID();
+		RateLimitPolicy perAddress = RateLimitPolicy.builder("edge").limit(5).window(Duration.ofHours(1)).build();
+		RateLimitPolicy account = RateLimitPolicy.builder("account")
+			.limit(10_000)
+			.window(Duration.ofHours(1))
+			.failureMode(FailureMode.ALLOW)
+			.build();
+		try (RedisRateLimitStore store = RedisRateLimitStore.builder(connectionFactory).keyPrefix(prefix)
+			.timeout(Duration.ofMillis(300)).build()) {
+			RateLimiter limiter = RateLimiter.builder(store)
+				.failureThreshold(1)
+				.openDuration(Duration.ofMinutes(1))
+				.build();
+			// The first decision learns the Cluster's topology.
+			assertThat(limiter.tryAcquireAll(List.of(new Acquisition(account, "application", 1))).allowed()).isTrue();
+			String accountNode = store.partitionOf(account, "application");
+			assertThat(accountNode).isNotEmpty();
+			String address = null;
+			for (int i = 0; i < 256 && address == null; i++) {
+				if (!store.partitionOf(perAddress, "203.0.113." + i).equals(accountNode)) {
+					address = "203.0.113." + i;
+				}
+			}
+			assertThat(address).isNotNull();
+			RedisServer paused = cluster.nodes()
+				.stream()
+				.filter((node) -> node.call("CLUSTER", "MYID").equals(accountNode))
+				.findFirst()
+				.orElseThrow();
+			paused.pause(Duration.ofSeconds(3));
+			long pausedAt = System.nanoTime();
+			int admitted = 0;
+			for (int i = 0; i < 20; i++) {
+				Admission admission = limiter.tryAcquireAll(
+						List.of(new Acquisition(perAddress, address, 1), new Acquisition(account, "application", 1)));
+				if (admission.allowed()) {
+					admitted++;
+					assertThat(admission.decision(0).origin()).isEqualTo(Decision.Origin.STORE);
+					assertThat(admission.decision(1).origin()).isEqualTo(Decision.Origin.FAIL_OPEN);
+				}
+			}
+			assertThat(admitted).as("the per-address limit on a healthy master").isEqualTo(5);
+			long left = Duration.ofSeconds(3).toNanos() - (System.nanoTime() - pausedAt);
+			if (left > 0) {
+				TimeUnit.NANOSECONDS.sleep(left + TimeUnit.MILLISECONDS.toNanos(200));
+			}
+		}
 	}
 
 	@Test

@@ -242,6 +242,56 @@ class RedisRateLimitStoreIntegrationTests {
 	}
 
 	@Test
+	void aResetThroughOneInstanceReachesTheDenialsEveryOtherInstanceCached() throws InterruptedException {
+		RateLimitPolicy policy = policy(Algorithm.FIXED, 2, Duration.ofHours(1));
+		try (RedisRateLimitStore other = RedisRateLimitStore.builder(connectionFactory).keyPrefix(this.prefix)
+			.timeout(Duration.ofSeconds(10)).build()) {
+			RateLimiter here = RateLimiter.of(this.store);
+			RateLimiter there = RateLimiter.of(other);
+			here.tryAcquire(policy, "blocked");
+			here.tryAcquire(policy, "blocked");
+			assertThat(there.tryAcquire(policy, "blocked").allowed()).isFalse();
+			long calls = scriptCalls();
+			assertThat(there.tryAcquire(policy, "blocked").origin()).as("cached").isEqualTo(Decision.Origin.DENY_CACHE);
+			assertThat(scriptCalls()).isEqualTo(calls);
+			awaitSubscribers(this.prefix + ":resets", 2);
+			here.reset(policy, "blocked");
+			// Pub/sub delivers in a moment: the other instance forgets its denial and asks Redis again.
+			long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+			Decision decision = there.tryAcquire(policy, "blocked");
+			while (!decision.allowed() && System.nanoTime() < deadline) {
+				Thread.sleep(20);
+				decision = there.tryAcquire(policy, "blocked");
+			}
+			assertThat(decision.allowed()).isTrue();
+			assertThat(decision.origin()).isEqualTo(Decision.Origin.STORE);
+		}
+	}
+
+	/** Wait until the instances have subscribed to the channel (in the background, from their first decision). */
+	static void awaitSubscribers(String channel, long count) throws InterruptedException {
+		long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+		while (subscribers(channel) < count && System.nanoTime() < deadline) {
+			Thread.sleep(20);
+		}
+		assertThat(subscribers(channel)).isEqualTo(count);
+	}
+
+	private static long subscribers(String channel) {
+		List<?> reply = (List<?>) redis.call("PUBSUB", "NUMSUB", channel);
+		return ((Number) reply.get(1)).longValue();
+	}
+
+	@Test
+	void resetMessagesCarryAnyKeyAsItWas() {
+		for (String key : new String[] { "", "k", "\u0000:x", "\ud800", "a".repeat(300), "{tag}:%#" }) {
+			byte[] message = ResetBroadcast.encode("orders", "pro", key);
+			String[] fields = ResetBroadcast.decode(ResetBroadcast.text(message));
+			assertThat(fields).containsExactly("orders", "pro", key);
+		}
+	}
+
+	@Test
 	void severalAdmittedAcquisitionsAreGivenBackInOneScriptCall() {
 		List<Acquisition> acquisitions = List.of(
 				new Acquisition(policy(Algorithm.FIXED, 5, Duration.ofHours(1)), "a", 2),

@@ -13,8 +13,21 @@ sealed interface CostSource {
 	/**
 	 * Return the cost, at least 1.
 	 * @throws InvalidRateLimitCostException if the expression does not yield a whole number of at least 1
+	 * @throws ExpressionFailure if the expression throws
 	 */
 	long cost(InvocationScope scope, String policyName);
+
+	/**
+	 * A cost expression that threw (a bean it calls failed, say) rather than yielding a value: a failure of the
+	 * decision, which the policy's failure mode answers, not the client's mistake.
+	 */
+	final class ExpressionFailure extends RuntimeException {
+
+		ExpressionFailure(RuntimeException cause) {
+			super(cause.getMessage(), cause);
+		}
+
+	}
 
 	/** A cost known at start-up. */
 	record Constant(long cost) implements CostSource {
@@ -36,7 +49,7 @@ sealed interface CostSource {
 				value = this.expression.getValue(scope.evaluationContext());
 			}
 			catch (RuntimeException ex) {
-				throw new InvalidRateLimitCostException(policyName, "the cost expression failed");
+				throw new ExpressionFailure(ex);
 			}
 			long cost = toLong(value, policyName);
 			if (cost < 1) {

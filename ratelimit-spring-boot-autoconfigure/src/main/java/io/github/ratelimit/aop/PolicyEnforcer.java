@@ -84,6 +84,13 @@ final class PolicyEnforcer {
 
 	private final AtomicLong unknownPlanLoggedAt = new AtomicLong(System.nanoTime() - UNKNOWN_PLAN_LOG_INTERVAL_NANOS);
 
+	private final AtomicLong planFailureLoggedAt = new AtomicLong(System.nanoTime() - UNKNOWN_PLAN_LOG_INTERVAL_NANOS);
+
+	private final AtomicLong costFailureLoggedAt = new AtomicLong(System.nanoTime() - UNKNOWN_PLAN_LOG_INTERVAL_NANOS);
+
+	private final AtomicLong clientIpFailureLoggedAt = new AtomicLong(
+			System.nanoTime() - UNKNOWN_PLAN_LOG_INTERVAL_NANOS);
+
 	PolicyEnforcer(RateLimitedMethodRegistry registry, RateLimiter rateLimiter, RateLimitHeadersWriter headersWriter,
 			ClientIpResolver clientIpResolver) {
 		this.registry = registry;
@@ -128,7 +135,10 @@ final class PolicyEnforcer {
 			return; // a shared policy the filter layer drew already: once per request
 		}
 		// The cost first: a cost that turns out invalid must fail the request before the policy counts it.
-		long cost = only.cost(scope);
+		long cost = cost(only, scope);
+		if (cost == 0) {
+			return; // its cost expression failed, and its failure mode lets the request pass uncounted
+		}
 		String key = only.key(scope);
 		RateLimitPolicy policy = only.policy();
 		Decision decision = decide(policy, key, cost);
@@ -179,7 +189,11 @@ final class PolicyEnforcer {
 				plan = plan(request);
 				planResolved = true;
 			}
-			Acquisition acquisition = new Acquisition(policy.policy(plan), policy.key(scope), policy.cost(scope));
+			long cost = cost(policy, scope);
+			if (cost == 0) {
+				continue; // its cost expression failed, and its failure mode lets the request pass uncounted
+			}
+			Acquisition acquisition = new Acquisition(policy.policy(plan), policy.key(scope), cost);
 			(policy.shadow() ? shadows : enforced).add(policy);
 			(policy.shadow() ? shadowAcquisitions : acquisitions).add(acquisition);
 		}
@@ -230,13 +244,48 @@ final class PolicyEnforcer {
 		return new Held(enforced, admission, shadows, shadowAdmissions);
 	}
 
+	/**
+	 * The request's cost under a policy; when its cost expression throws, what the policy's failure mode says: 0
+	 * for {@code allow} (the policy lets the request pass uncounted), 1 for {@code local} (counted at the least a
+	 * request costs), a 503 for {@code deny}.
+	 * @throws RateLimitException if the policy fails closed
+	 */
+	private long cost(MethodPolicy policy, InvocationScope scope) {
+		try {
+			return policy.cost(scope);
+		}
+		catch (CostSource.ExpressionFailure ex) {
+			RateLimitPolicy failed = policy.policy();
+			warnOfFailure(this.costFailureLoggedAt, "The cost expression of rate limit policy '" + failed.name()
+					+ "' failed (" + ex.getCause() + "); failure mode " + failed.failureMode());
+			return switch (failed.failureMode()) {
+				case ALLOW -> 0;
+				case LOCAL -> 1;
+				case DENY -> throw new RateLimitUnavailableException(failed, new Decision(false, failed.capacity(), 0,
+						0, 1_000, Decision.Origin.FAIL_CLOSED));
+			};
+		}
+	}
+
 	private boolean isExempt(MethodPolicy policy, InvocationScope scope) {
 		return !this.exempt.isEmpty() && policy.isKeyedByClientIp() && this.exempt.contains(scope.clientIp());
 	}
 
-	/** The plan of this request: the resolver's if it is known, else the default plan. */
+	/**
+	 * The plan of this request: the resolver's if it is known, else the default plan (also when the resolver fails:
+	 * a plan looked up in a database that is down must not fail every request).
+	 */
 	private @Nullable String plan(@Nullable HttpServletRequest request) {
-		String resolved = (this.planResolver != null && request != null) ? this.planResolver.resolvePlan(request) : null;
+		String resolved = null;
+		if (this.planResolver != null && request != null) {
+			try {
+				resolved = this.planResolver.resolvePlan(request);
+			}
+			catch (RuntimeException ex) {
+				warnOfFailure(this.planFailureLoggedAt, "Rate limit plan resolver failed (" + ex + "); deciding under "
+						+ "the default plan");
+			}
+		}
 		String plan = this.registry.effectivePlan(resolved);
 		if (resolved != null && !resolved.equals(plan)) {
 			long now = System.nanoTime();
@@ -368,8 +417,25 @@ final class PolicyEnforcer {
 		if (request == null) {
 			return MethodPolicy.NO_REQUEST_KEY;
 		}
-		String address = this.clientIpResolver.resolve(request);
+		String address;
+		try {
+			address = this.clientIpResolver.resolve(request);
+		}
+		catch (RuntimeException ex) {
+			// The connection's peer: what a client cannot choose, rather than a 500 for every request.
+			warnOfFailure(this.clientIpFailureLoggedAt, "Client IP resolver failed (" + ex + "); the connection's "
+					+ "peer address is the key");
+			address = request.getRemoteAddr();
+		}
 		return (address != null && !address.isEmpty()) ? address : MethodPolicy.NO_REQUEST_KEY;
+	}
+
+	private static void warnOfFailure(AtomicLong loggedAt, String message) {
+		long now = System.nanoTime();
+		long last = loggedAt.get();
+		if (now - last >= UNKNOWN_PLAN_LOG_INTERVAL_NANOS && loggedAt.compareAndSet(last, now)) {
+			logger.warn(message + " (logged at most once a minute)");
+		}
 	}
 
 	private static String storeName(RateLimitStore store) {

@@ -2,6 +2,7 @@ package io.github.ratelimit.aop;
 
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongSupplier;
 
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.RateLimitListener;
@@ -21,12 +22,22 @@ final class ShadowReporter {
 
 	private static final int MAX_POLICIES = 10_000;
 
+	/** {@link Counts#loggedAt} of a policy never logged. */
+	private static final long NEVER = Long.MIN_VALUE;
+
 	private final RateLimitListener listener;
+
+	private final LongSupplier nanoTime;
 
 	private final ConcurrentHashMap<String, Counts> byPolicy = new ConcurrentHashMap<>();
 
 	ShadowReporter(RateLimitListener listener) {
+		this(listener, System::nanoTime);
+	}
+
+	ShadowReporter(RateLimitListener listener, LongSupplier nanoTime) {
 		this.listener = listener;
+		this.nanoTime = nanoTime;
 	}
 
 	void rejected(RateLimitPolicy policy, Decision decision) {
@@ -36,9 +47,9 @@ final class ShadowReporter {
 		}
 		Counts counts = this.byPolicy.computeIfAbsent(policy.name(), (name) -> new Counts());
 		long since = counts.rejected.incrementAndGet();
-		long now = System.nanoTime();
+		long now = this.nanoTime.getAsLong();
 		long last = counts.loggedAt.get();
-		if ((since == 1 || now - last >= LOG_INTERVAL_NANOS) && counts.loggedAt.compareAndSet(last, now)) {
+		if ((last == NEVER || now - last >= LOG_INTERVAL_NANOS) && counts.loggedAt.compareAndSet(last, now)) {
 			counts.rejected.addAndGet(-since);
 			logger.info("Rate limit policy '" + policy.name() + "' (shadow mode, " + policy.describe()
 					+ ") would have rejected " + since + " request(s) since its last report; it rejects none until its "
@@ -50,7 +61,7 @@ final class ShadowReporter {
 
 		final AtomicLong rejected = new AtomicLong();
 
-		final AtomicLong loggedAt = new AtomicLong(System.nanoTime() - LOG_INTERVAL_NANOS);
+		final AtomicLong loggedAt = new AtomicLong(NEVER);
 
 	}
 

@@ -112,6 +112,34 @@ class DynamoDbStoreAutoConfigurationTests {
 	}
 
 	@Test
+	void aSharedQuotaOfOneKeyForMoreThanOneItemTakesFailsStartUpWithAdvice() {
+		this.runner.withPropertyValues(local(DynamoDbClients.newTable()))
+			.withPropertyValues("ratelimit.policies.account.algorithm=token-bucket",
+					"ratelimit.policies.account.limit=10000", "ratelimit.policies.account.window=1s",
+					"ratelimit.policies.account.key='application'", "ratelimit.filters.edge.paths=/**",
+					"ratelimit.filters.edge.limit=100", "ratelimit.filters.edge.window=1s",
+					"ratelimit.filters.edge.policies=account")
+			.run((context) -> assertThat(context).getFailure()
+				.rootCause()
+				.isInstanceOf(InvalidConfigurationPropertyValueException.class)
+				.hasMessageContaining("ratelimit.policies.account.limit")
+				.hasMessageContaining("one item takes about 1,000 writes a second")
+				.hasMessageContaining("10000 a second cannot be counted there"));
+	}
+
+	@Test
+	void sharedQuotasThatOneItemTakesOrWithAKeyPerClientStart() {
+		this.runner.withPropertyValues(local(DynamoDbClients.newTable()))
+			.withPropertyValues("ratelimit.policies.account.limit=1000", "ratelimit.policies.account.window=1s",
+					"ratelimit.policies.account.key='application'",
+					"ratelimit.policies.tenants.limit=100000", "ratelimit.policies.tenants.window=1s",
+					"ratelimit.policies.tenants.key=#request.getHeader('X-Tenant')", "ratelimit.filters.edge.paths=/**",
+					"ratelimit.filters.edge.limit=100", "ratelimit.filters.edge.window=1s",
+					"ratelimit.filters.edge.policies=account,tenants")
+			.run((context) -> assertThat(context).hasNotFailed());
+	}
+
+	@Test
 	void aSlidingLogPolicyFailsStartUpNamingTheStoreAndTheAlternative() {
 		this.runner.withUserConfiguration(HotController.class)
 			.withPropertyValues(local(DynamoDbClients.newTable()))

@@ -8,6 +8,8 @@ import java.util.UUID;
 import io.github.ratelimit.annotation.RateLimited;
 import io.github.ratelimit.autoconfigure.RateLimitAutoConfiguration;
 import io.github.ratelimit.test.RedisServer;
+import io.github.ratelimit.web.ClientIpResolver;
+import io.github.ratelimit.web.RateLimitPlanResolver;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -26,6 +28,7 @@ import org.springframework.web.bind.annotation.RestController;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.springframework.test.web.servlet.request.MockMvcRequestBuilders.get;
+import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.header;
 import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.status;
 
 /**
@@ -154,6 +157,51 @@ class BadInputIntegrationTests {
 		});
 	}
 
+	@Test
+	void aCostExpressionThatThrowsIsAFailureThatThePolicysFailureModeAnswers() {
+		application()
+			.withPropertyValues("ratelimit.policies.priced-allow.failure-mode=allow",
+					"ratelimit.policies.priced-deny.failure-mode=deny",
+					"ratelimit.policies.priced-local.failure-mode=local")
+			.run((context) -> {
+				MockMvc mvc = MockMvcBuilders.webAppContextSetup(context).build();
+				for (int i = 0; i < 5; i++) {
+					mvc.perform(get("/priced-allow")).andExpect(status().isOk());
+				}
+				mvc.perform(get("/priced-deny")).andExpect(status().isServiceUnavailable())
+					.andExpect(header().exists("Retry-After"));
+				mvc.perform(get("/priced-local")).andExpect(status().isOk());
+				mvc.perform(get("/priced-local")).andExpect(status().isOk());
+				// Counted at a cost of 1.
+				mvc.perform(get("/priced-local")).andExpect(status().isTooManyRequests());
+			});
+	}
+
+	@Test
+	void aPlanResolverOrAClientIpResolverThatThrowsNeverMakesA500() {
+		application()
+			.withBean(RateLimitPlanResolver.class, () -> (request) -> {
+				throw new IllegalStateException("the plans database is down");
+			})
+			.withBean(ClientIpResolver.class, () -> (request) -> {
+				throw new IllegalStateException("no address today");
+			})
+			.withPropertyValues("ratelimit.plans.pro.by-address.limit=3", "ratelimit.plans.free.by-address.limit=2",
+					"ratelimit.default-plan=free")
+			.run((context) -> {
+				MockMvc mvc = MockMvcBuilders.webAppContextSetup(context).build();
+				// The default plan's limit, keyed by the connection's peer.
+				mvc.perform(get("/by-address")).andExpect(status().isOk());
+				mvc.perform(get("/by-address")).andExpect(status().isOk());
+				mvc.perform(get("/by-address")).andExpect(status().isTooManyRequests());
+			});
+	}
+
+	/** A cost computed by something that fails on the server's side, as a pricing bean whose database is down. */
+	public static long failingCost() {
+		throw new IllegalStateException("the pricing service is down");
+	}
+
 	/** A principal whose name cannot be had, as a lazily loaded entity's might. */
 	public static java.security.Principal throwingPrincipal() {
 		return () -> {
@@ -191,6 +239,33 @@ class BadInputIntegrationTests {
 		@RateLimited(name = "typed", limit = 2, window = "10000d", key = "#id")
 		@GetMapping("/typed")
 		String typed(@org.springframework.web.bind.annotation.RequestParam long id) {
+			return "ok";
+		}
+
+		@RateLimited(name = "priced-allow", limit = 2, window = "10000d",
+				cost = "T(io.github.ratelimit.integration.BadInputIntegrationTests).failingCost()")
+		@GetMapping("/priced-allow")
+		String pricedAllow() {
+			return "ok";
+		}
+
+		@RateLimited(name = "priced-deny", limit = 2, window = "10000d",
+				cost = "T(io.github.ratelimit.integration.BadInputIntegrationTests).failingCost()")
+		@GetMapping("/priced-deny")
+		String pricedDeny() {
+			return "ok";
+		}
+
+		@RateLimited(name = "priced-local", limit = 2, window = "10000d",
+				cost = "T(io.github.ratelimit.integration.BadInputIntegrationTests).failingCost()")
+		@GetMapping("/priced-local")
+		String pricedLocal() {
+			return "ok";
+		}
+
+		@RateLimited(name = "by-address", limit = 2, window = "10000d")
+		@GetMapping("/by-address")
+		String byAddress() {
 			return "ok";
 		}
 

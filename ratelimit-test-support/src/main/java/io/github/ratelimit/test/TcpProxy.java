@@ -36,6 +36,9 @@ public final class TcpProxy implements AutoCloseable {
 
 	private volatile byte[] answer;
 
+	/** The text a request must contain to get {@link #answer}; the others are forwarded. */
+	private volatile String answerMarker = "";
+
 	private volatile boolean closed;
 
 	private TcpProxy(String targetHost, int targetPort) throws IOException {
@@ -89,6 +92,16 @@ public final class TcpProxy implements AutoCloseable {
 	 * {@code Content-Length}.
 	 */
 	public void answerEveryRequestWith(String rawHttpResponse) {
+		answerRequestsContaining("", rawHttpResponse);
+	}
+
+	/**
+	 * Answer the HTTP requests that contain {@code marker} (in their headers or body) with this raw response, and
+	 * forward the others, as a server would throttle one hot item of a table; {@code null} to forward every request
+	 * again. The client must send one request at a time on a connection, each with a {@code Content-Length}.
+	 */
+	public void answerRequestsContaining(String marker, String rawHttpResponse) {
+		this.answerMarker = marker;
 		this.answer = (rawHttpResponse != null) ? rawHttpResponse.getBytes(java.nio.charset.StandardCharsets.UTF_8)
 				: null;
 	}
@@ -126,8 +139,15 @@ public final class TcpProxy implements AutoCloseable {
 						while (completeRequestLength(pending.toByteArray()) > 0) {
 							byte[] all = pending.toByteArray();
 							int length = completeRequestLength(all);
-							from.getOutputStream().write(answer);
-							from.getOutputStream().flush();
+							if (new String(all, 0, length, java.nio.charset.StandardCharsets.ISO_8859_1)
+								.contains(this.answerMarker)) {
+								from.getOutputStream().write(answer);
+								from.getOutputStream().flush();
+							}
+							else {
+								out.write(all, 0, length);
+								out.flush();
+							}
 							pending.reset();
 							pending.write(all, length, all.length - length);
 						}

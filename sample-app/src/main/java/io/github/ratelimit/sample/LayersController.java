@@ -27,15 +27,18 @@ class LayersController {
 
 	@RateLimited(name = "search-per-ip", limit = 3, window = "2s", algorithm = Algorithm.SLIDING_LOG)
 	@RateLimited(name = "search-per-key", limit = 10, window = "1m", algorithm = Algorithm.SLIDING_LOG,
-			key = "#request.getHeader('X-API-Key') ?: #clientIp")
+			key = "@apiKeys.issued(#request.getHeader('X-API-Key')) ?: #clientIp")
 	@GetMapping("/search")
 	Map<String, Object> search(@RequestParam(defaultValue = "") String q) {
 		return Map.of("query", q, "results", List.of());
 	}
 
-	/** 3 per minute on the free plan, 10 on pro (application.yml); the plan comes from the API key. */
+	/**
+	 * 3 per minute on the free plan, 10 on pro (application.yml); the plan comes from the API key, and a key this API
+	 * did not issue is no key (the client is keyed by its address, on the free plan).
+	 */
 	@RateLimited(name = "quota", limit = 3, window = "1m", algorithm = Algorithm.SLIDING_LOG,
-			key = "#request.getHeader('X-API-Key') ?: #clientIp")
+			key = "@apiKeys.issued(#request.getHeader('X-API-Key')) ?: #clientIp")
 	@GetMapping("/quota")
 	Map<String, Object> quota(RateLimitStatus status) {
 		long remaining = status.limits()

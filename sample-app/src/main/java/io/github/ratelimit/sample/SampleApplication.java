@@ -4,6 +4,7 @@ import io.github.ratelimit.web.RateLimitPlanResolver;
 
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
 
 /**
@@ -15,6 +16,7 @@ import org.springframework.context.annotation.Bean;
  * }
  */
 @SpringBootApplication
+@EnableConfigurationProperties(SampleProperties.class)
 public class SampleApplication {
 
 	public static void main(String[] args) {
@@ -22,15 +24,20 @@ public class SampleApplication {
 	}
 
 	/**
-	 * The plan of a request, from its API key: keys starting {@code pro-} are on {@code pro}, any other key and no
-	 * key on {@code free} (ratelimit.plans in application.yml).
+	 * The plan of a request: its API key's, if this API issued the key (sample.api-keys in application.yml); any
+	 * other key and no key are on the default plan, free (ratelimit.plans).
+	 */
+	/**
+	 * The issued API keys, as the key expressions of the keyed policies call them ({@code @apiKeys}).
 	 */
 	@Bean
-	RateLimitPlanResolver planResolver() {
-		return (request) -> {
-			String apiKey = request.getHeader("X-API-Key");
-			return (apiKey != null && apiKey.startsWith("pro-")) ? "pro" : "free";
-		};
+	ApiKeys apiKeys(SampleProperties properties) {
+		return new ApiKeys(properties.apiKeys());
+	}
+
+	@Bean
+	RateLimitPlanResolver planResolver(ApiKeys apiKeys) {
+		return (request) -> apiKeys.plan(request.getHeader("X-API-Key"));
 	}
 
 }

@@ -181,12 +181,14 @@ class LayersOnRedisTests {
 	}
 
 	private ConfigurableApplicationContext start(String... redis) {
-		String[] arguments = new String[redis.length + 4];
+		String[] arguments = new String[redis.length + 6];
 		arguments[0] = "--spring.profiles.active=redis";
 		arguments[1] = "--server.port=0";
 		arguments[2] = "--ratelimit.client-ip.trusted-proxies=127.0.0.1,::1";
 		arguments[3] = "--ratelimit.redis.key-prefix=calls-" + System.nanoTime();
-		System.arraycopy(redis, 0, arguments, 4, redis.length);
+		arguments[4] = "--sample.api-keys.key-a=free"; // keyed by the API key, which this API issued
+		arguments[5] = "--sample.api-keys.key-h=free";
+		System.arraycopy(redis, 0, arguments, 6, redis.length);
 		return SpringApplication.run(SampleApplication.class, arguments);
 	}
 

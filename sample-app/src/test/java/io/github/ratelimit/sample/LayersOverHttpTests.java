@@ -5,6 +5,8 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -226,6 +228,17 @@ class LayersOverHttpTests {
 	}
 
 	@Test
+	void aKeyThisApiDidNotIssueBuysNeitherAPlanNorAFreshQuota() throws Exception {
+		start();
+		for (int i = 0; i < 3; i++) {
+			assertThat(get("/api/v1/quota", "198.51.100.73", "pro-invented-" + i).statusCode()).isEqualTo(200);
+		}
+		HttpResponse<String> rejected = get("/api/v1/quota", "198.51.100.73", "pro-invented-3");
+		assertThat(rejected.statusCode()).as("free, by address, whatever the key").isEqualTo(429);
+		assertThat(rejected.headers().firstValue("RateLimit-Limit")).hasValue("3");
+	}
+
+	@Test
 	void anExemptAddressIsLimitedOnlyByPoliciesWithAKeyOfTheirOwn() throws Exception {
 		start("--ratelimit.client-ip.exempt=198.51.100.80/31", "--ratelimit.filters.edge.limit=1",
 				"--ratelimit.filters.edge.burst=1", "--ratelimit.filters.edge.window=1h");
@@ -270,12 +283,18 @@ class LayersOverHttpTests {
 		return this.client.send(request.build(), HttpResponse.BodyHandlers.ofString());
 	}
 
+	/** The API keys these tests send, issued on the free plan but pro-key. */
+	private static final String[] ISSUED_KEYS = { "key-a", "key-b", "key-c", "key-f", "key-g", "key-h", "key-j",
+			"key-k", "key-l", "internal", "other", "free-key", "198.51.100.71" };
+
 	private void start(String... arguments) {
-		String[] all = new String[arguments.length + 2];
-		all[0] = "--server.port=0";
-		all[1] = "--ratelimit.client-ip.trusted-proxies=127.0.0.1,::1";
-		System.arraycopy(arguments, 0, all, 2, arguments.length);
-		this.app = SpringApplication.run(SampleApplication.class, all);
+		List<String> all = new ArrayList<>(List.of("--server.port=0",
+				"--ratelimit.client-ip.trusted-proxies=127.0.0.1,::1", "--sample.api-keys.pro-key=pro"));
+		for (String key : ISSUED_KEYS) {
+			all.add("--sample.api-keys[" + key + "]=free");
+		}
+		all.addAll(List.of(arguments));
+		this.app = SpringApplication.run(SampleApplication.class, all.toArray(new String[0]));
 	}
 
 	private HttpResponse<String> search(String address, String apiKey) throws Exception {

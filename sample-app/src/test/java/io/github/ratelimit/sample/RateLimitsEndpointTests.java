@@ -136,6 +136,52 @@ class RateLimitsEndpointTests {
 	}
 
 	@Test
+	void onRedisAResetThroughOneInstanceUnblocksTheClientOnEveryInstance() throws Exception {
+		String prefix = "endpoint-" + System.nanoTime();
+		try (RedisServer redis = RedisServer.start();
+				ConfigurableApplicationContext first = startOn(redis, prefix);
+				ConfigurableApplicationContext second = startOn(redis, prefix)) {
+			awayFromAMinutesEdge();
+			for (int i = 0; i < 10; i++) {
+				assertThat(send((i % 2 == 0) ? first : second, "GET", "/api/v1/users/everywhere/orders").statusCode())
+					.isEqualTo(200);
+			}
+			// Both instances turn the client away, the second from the denial it cached.
+			assertThat(send(first, "GET", "/api/v1/users/everywhere/orders").statusCode()).isEqualTo(429);
+			assertThat(send(second, "GET", "/api/v1/users/everywhere/orders").statusCode()).isEqualTo(429);
+			long calls = redis.commandCalls("evalsha") - redis.commandCalls("hset");
+			assertThat(send(second, "GET", "/api/v1/users/everywhere/orders").statusCode()).isEqualTo(429);
+			assertThat(redis.commandCalls("evalsha") - redis.commandCalls("hset")).as("from its deny cache")
+				.isEqualTo(calls);
+			awaitSubscribers(redis, prefix + ":resets", 2);
+			assertThat(send(first, "DELETE", "/actuator/ratelimits/orders/everywhere").statusCode()).isEqualTo(200);
+			int status = 429;
+			long deadline = System.nanoTime() + 5_000_000_000L;
+			while (status == 429 && System.nanoTime() < deadline) {
+				Thread.sleep(50); // told over Redis pub/sub, in a moment
+				status = send(second, "GET", "/api/v1/users/everywhere/orders").statusCode();
+			}
+			assertThat(status).as("unblocked on the instance that did not serve the reset").isEqualTo(200);
+		}
+	}
+
+	/** Wait until both instances have subscribed to the resets' channel (in the background, at start-up). */
+	private static void awaitSubscribers(RedisServer redis, String channel, long count) throws InterruptedException {
+		long deadline = System.nanoTime() + 10_000_000_000L;
+		while (((Number) ((java.util.List<?>) redis.call("PUBSUB", "NUMSUB", channel)).get(1)).longValue() < count
+				&& System.nanoTime() < deadline) {
+			Thread.sleep(20);
+		}
+	}
+
+	private static ConfigurableApplicationContext startOn(RedisServer redis, String prefix) {
+		return start("--spring.profiles.active=redis", "--spring.data.redis.host=" + redis.host(),
+				"--spring.data.redis.port=" + redis.port(), "--ratelimit.redis.key-prefix=" + prefix,
+				"--ratelimit.filters.edge.enabled=false", "--management.endpoints.web.exposure.include=ratelimits",
+				"--management.endpoint.ratelimits.access=unrestricted");
+	}
+
+	@Test
 	void theResetUnblocksAClientOfAnyPlan() throws Exception {
 		try (ConfigurableApplicationContext app = start("--management.endpoints.web.exposure.include=ratelimits",
 				"--management.endpoint.ratelimits.access=unrestricted", "--ratelimit.filters.edge.enabled=false")) {
@@ -179,9 +225,12 @@ class RateLimitsEndpointTests {
 	}
 
 	private static ConfigurableApplicationContext start(String... arguments) {
-		String[] all = new String[arguments.length + 1];
+		String[] all = new String[arguments.length + 4];
 		all[0] = "--server.port=0";
-		System.arraycopy(arguments, 0, all, 1, arguments.length);
+		all[1] = "--sample.api-keys.pro-reset=pro"; // the API keys these tests send
+		all[2] = "--sample.api-keys.pro-read=pro";
+		all[3] = "--sample.api-keys.free-read=free";
+		System.arraycopy(arguments, 0, all, 4, arguments.length);
 		return SpringApplication.run(SampleApplication.class, all);
 	}
 
