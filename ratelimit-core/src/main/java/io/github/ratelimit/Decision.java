@@ -12,11 +12,28 @@ import java.time.Duration;
  * @param resetAfterMillis milliseconds until the full capacity is available again (for the buckets: until full)
  * @param retryAfterMillis {@code 0} when allowed; otherwise milliseconds until a request of the same cost could
  * pass, or {@link #NEVER} if its cost exceeds the capacity
+ * @param nextUnitAfterMillis milliseconds until more than {@code remaining} units are available: within that time no
+ * more than {@code remaining} can pass (the <em>effective window</em> of the RateLimit header fields' draft 11);
+ * {@code 0} when not known. When nothing is used, the time after which a unit used now could come back at the earliest
  * @param origin where the answer came from
  * @since 0.1.0
  */
 public record Decision(boolean allowed, long limit, long remaining, long resetAfterMillis, long retryAfterMillis,
-		Origin origin) {
+		long nextUnitAfterMillis, Origin origin) {
+
+	/**
+	 * Create a decision whose next unit is not known.
+	 * @param allowed whether the request may pass
+	 * @param limit the capacity
+	 * @param remaining the units that could pass now
+	 * @param resetAfterMillis milliseconds until the full capacity is available again
+	 * @param retryAfterMillis {@code 0} when allowed, else the wait, or {@link #NEVER}
+	 * @param origin where the answer came from
+	 */
+	public Decision(boolean allowed, long limit, long remaining, long resetAfterMillis, long retryAfterMillis,
+			Origin origin) {
+		this(allowed, limit, remaining, resetAfterMillis, retryAfterMillis, 0, origin);
+	}
 
 	/** Value of {@link #retryAfterMillis()} for a request whose cost exceeds what can ever be available. */
 	public static final long NEVER = -1;
@@ -33,6 +50,19 @@ public record Decision(boolean allowed, long limit, long remaining, long resetAf
 	}
 
 	/**
+	 * Create a decision that lets the request pass, saying when the next unit comes back.
+	 * @param limit the capacity
+	 * @param remaining the units left after this request
+	 * @param resetAfterMillis milliseconds until the full capacity is available again
+	 * @param nextUnitAfterMillis milliseconds until more than {@code remaining} units are available
+	 * @return the decision
+	 * @since 0.2.0
+	 */
+	public static Decision allowed(long limit, long remaining, long resetAfterMillis, long nextUnitAfterMillis) {
+		return new Decision(true, limit, remaining, resetAfterMillis, 0, nextUnitAfterMillis, Origin.STORE);
+	}
+
+	/**
 	 * Create a decision that rejects the request.
 	 * @param limit the capacity
 	 * @param remaining the units left
@@ -45,6 +75,22 @@ public record Decision(boolean allowed, long limit, long remaining, long resetAf
 	}
 
 	/**
+	 * Create a decision that rejects the request, saying when the next unit comes back.
+	 * @param limit the capacity
+	 * @param remaining the units left
+	 * @param resetAfterMillis milliseconds until the full capacity is available again
+	 * @param retryAfterMillis milliseconds until a request of the same cost could pass, or {@link #NEVER}
+	 * @param nextUnitAfterMillis milliseconds until more than {@code remaining} units are available
+	 * @return the decision
+	 * @since 0.2.0
+	 */
+	public static Decision rejected(long limit, long remaining, long resetAfterMillis, long retryAfterMillis,
+			long nextUnitAfterMillis) {
+		return new Decision(false, limit, remaining, resetAfterMillis, retryAfterMillis, nextUnitAfterMillis,
+				Origin.STORE);
+	}
+
+	/**
 	 * Return this decision with another origin.
 	 * @param origin the origin
 	 * @return a decision with the same values and the given origin
@@ -52,7 +98,7 @@ public record Decision(boolean allowed, long limit, long remaining, long resetAf
 	public Decision withOrigin(Origin origin) {
 		return (origin == this.origin) ? this
 				: new Decision(this.allowed, this.limit, this.remaining, this.resetAfterMillis, this.retryAfterMillis,
-						origin);
+						this.nextUnitAfterMillis, origin);
 	}
 
 	/**

@@ -57,7 +57,8 @@ final class LocalDenyCache {
 			return null; // a cheaper request might fit; one that can never fit deserves the store's exact answer
 		}
 		return new Decision(false, denial.limit, denial.remaining, Math.max(0, denial.resetAt - now),
-				denial.until - now, Decision.Origin.DENY_CACHE);
+				denial.until - now, Math.max(0, Math.min(denial.nextUnitAt, denial.until) - now),
+				Decision.Origin.DENY_CACHE);
 	}
 
 	/**
@@ -72,7 +73,8 @@ final class LocalDenyCache {
 			table = this.denials.computeIfAbsent(policy, (p) -> new ConcurrentHashMap<>());
 		}
 		Denial denial = new Denial(startedAt, startedAt + decision.retryAfterMillis(),
-				startedAt + decision.resetAfterMillis(), cost, decision.limit(), decision.remaining());
+				startedAt + decision.resetAfterMillis(), startedAt + decision.nextUnitAfterMillis(), cost,
+				decision.limit(), decision.remaining());
 		if (this.size.get() >= this.maxKeys && (startedAt < this.nextPurgeAt.get() || purge(startedAt) == 0)) {
 			return;
 		}
@@ -149,7 +151,8 @@ final class LocalDenyCache {
 		return purged;
 	}
 
-	private record Denial(long learnedAt, long until, long resetAt, long cost, long limit, long remaining) {
+	private record Denial(long learnedAt, long until, long resetAt, long nextUnitAt, long cost, long limit,
+			long remaining) {
 	}
 
 }

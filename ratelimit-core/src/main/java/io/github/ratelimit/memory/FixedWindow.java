@@ -7,7 +7,7 @@ import io.github.ratelimit.RateLimitPolicy;
  * Fixed window, aligned to the epoch: window {@code k} is {@code [k·W, (k+1)·W)}.
  * <ul>
  * <li>Admit iff {@code count + cost ≤ L}, counting only this window's units.
- * <li>Remaining: {@code L - count}. Reset and retry-after: the end of the window.
+ * <li>Remaining: {@code L - count}. Reset, retry-after and the next unit: the end of the window.
  * <li>Bound: {@code ≤ L} per aligned window, {@code ≤ 2L} in any interval of length {@code W} (reached by {@code L}
  * just before an edge and {@code L} just after it).
  * </ul>
@@ -34,14 +34,16 @@ final class FixedWindow extends KeyState {
 		long start = now - Math.floorMod(now, window);
 		long count = (this.start == start) ? this.count : 0;
 		long reset = start + window - now;
+		// Units come back only at the end of the window: that is when the next one does.
 		if (cost > limit || count + cost > limit) {
-			return Decision.rejected(policy.capacity(), limit - count, reset, (cost > limit) ? Decision.NEVER : reset);
+			return Decision.rejected(policy.capacity(), limit - count, reset, (cost > limit) ? Decision.NEVER : reset,
+					reset);
 		}
 		count += cost;
 		this.start = start;
 		this.count = count;
 		this.last = now;
-		return Decision.allowed(policy.capacity(), limit - count, reset);
+		return Decision.allowed(policy.capacity(), limit - count, reset, reset);
 	}
 
 	@Override

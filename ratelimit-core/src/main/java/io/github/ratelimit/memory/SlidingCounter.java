@@ -11,6 +11,8 @@ import io.github.ratelimit.RateLimitPolicy;
  * <li>Remaining: {@code ⌊(L·W - previous·(W - e)) / W⌋ - current}.
  * <li>Reset: the end of the next window if the current one has units, else the end of the current one if the
  * previous one had units.
+ * <li>Next unit: while the previous window weighs, when its fading frees one more unit; else
+ * {@code W - e + W - ⌊(L - 1)·W / L⌋}, when the first of {@code L} units used now fades back.
  * <li>Bound: {@code ≤ 2L - 1} in any interval of length {@code W}; {@code ≤ L + ⌈L·τ/W⌉} in an interval of length
  * {@code τ} that straddles an edge (a fixed window admits {@code 2L} there).
  * </ul>
@@ -52,13 +54,16 @@ final class SlidingCounter extends KeyState {
 			this.current = current + cost;
 			this.previous = previous;
 			this.last = now;
-			return Decision.allowed(policy.capacity(), budget / window - this.current,
-					reset(start, window, now, this.current, previous, elapsed));
+			long remaining = budget / window - this.current;
+			return Decision.allowed(policy.capacity(), remaining,
+					reset(start, window, now, this.current, previous, elapsed),
+					nextUnit(limit, window, elapsed, this.current, previous, remaining));
 		}
 		long remaining = budget / window - current;
 		long reset = reset(start, window, now, current, previous, elapsed);
+		long next = nextUnit(limit, window, elapsed, current, previous, remaining);
 		if (cost > limit) {
-			return Decision.rejected(policy.capacity(), remaining, reset, Decision.NEVER);
+			return Decision.rejected(policy.capacity(), remaining, reset, Decision.NEVER, next);
 		}
 		long retry;
 		if (current + cost <= limit) {
@@ -69,7 +74,19 @@ final class SlidingCounter extends KeyState {
 			// Passes in the next window, once this window's units (then the previous ones) have faded enough.
 			retry = window - elapsed + Math.max(0, window - (limit - cost) * window / current);
 		}
-		return Decision.rejected(policy.capacity(), remaining, reset, retry);
+		return Decision.rejected(policy.capacity(), remaining, reset, retry, next);
+	}
+
+	/**
+	 * The earliest time more than {@code remaining} units can have passed: while the previous window weighs, when
+	 * its fading frees one more; else when, all of them used now, the first comes back once this window has ended
+	 * and its units fade.
+	 */
+	private static long nextUnit(long limit, long window, long elapsed, long current, long previous, long remaining) {
+		if (previous > 0 && current + remaining + 1 <= limit) {
+			return window - (limit - current - remaining - 1) * window / previous - elapsed;
+		}
+		return window - elapsed + window - (limit - 1) * window / limit;
 	}
 
 	private static long reset(long start, long window, long now, long current, long previous, long elapsed) {

@@ -10,7 +10,8 @@ import io.github.ratelimit.RateLimitPolicy;
  * <li>An entry counts while {@code now - W < time}: the window is the half-open interval {@code (now - W, now]}.
  * <li>Admit iff {@code sum + cost ≤ L}.
  * <li>Remaining: {@code L - sum}. Reset: until the newest entry leaves the window. Retry-after: until enough of the
- * oldest entries have left for {@code cost} to fit.
+ * oldest entries have left for {@code cost} to fit. Next unit: until the oldest entry leaves (a window, if there
+ * is none).
  * <li>Bound: exact, {@code ≤ L} in every half-open interval of length {@code W}.
  * </ul>
  * Memory: an entry takes 16 bytes, in two arrays that double as the log grows and do not shrink while the key is
@@ -52,18 +53,22 @@ final class SlidingLog extends KeyState {
 		}
 		if (cost <= limit && this.sum + cost <= limit) {
 			append(now, cost);
-			return Decision.allowed(policy.capacity(), limit - this.sum, newest() + window - now);
+			return Decision.allowed(policy.capacity(), limit - this.sum, newest() + window - now,
+					this.times[this.head] + window - now);
 		}
 		long reset = (this.size > 0) ? newest() + window - now : 0;
+		// Units come back as the oldest entries leave the window; one used now, a window from now.
+		long next = (this.size > 0) ? this.times[this.head] + window - now : window;
 		if (cost > limit) {
-			return Decision.rejected(policy.capacity(), limit - this.sum, reset, Decision.NEVER);
+			return Decision.rejected(policy.capacity(), limit - this.sum, reset, Decision.NEVER, next);
 		}
 		long toFree = this.sum + cost - limit;
 		int index = this.head;
 		while (true) {
 			toFree -= this.costs[index];
 			if (toFree <= 0) {
-				return Decision.rejected(policy.capacity(), limit - this.sum, reset, this.times[index] + window - now);
+				return Decision.rejected(policy.capacity(), limit - this.sum, reset, this.times[index] + window - now,
+						next);
 			}
 			index = (index + 1) % this.times.length;
 		}

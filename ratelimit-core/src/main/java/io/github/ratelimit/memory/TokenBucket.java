@@ -10,7 +10,7 @@ import io.github.ratelimit.RateLimitPolicy;
  * <ul>
  * <li>Admit iff {@code tokens ≥ cost·T}, then take them.
  * <li>Remaining: {@code ⌊tokens / T⌋}. Reset: until full, {@code ⌈(B·T - tokens) / R⌉} ms. Retry-after:
- * {@code ⌈(cost·T - tokens) / R⌉} ms.
+ * {@code ⌈(cost·T - tokens) / R⌉} ms. Next unit: {@code ⌈(T - tokens mod T) / R⌉} ms.
  * <li>Bound: {@code ≤ B + ⌊L·W/W⌋ = B + L} in any closed interval of length {@code W}.
  * </ul>
  * Serves both {@link io.github.ratelimit.Algorithm#TOKEN_BUCKET} and
@@ -51,18 +51,28 @@ final class TokenBucket extends KeyState {
 		}
 		long reset = IntMath.ceilDiv(capacity - units, perMilli);
 		if (cost > burst) {
-			return Decision.rejected(policy.capacity(), units / perToken, reset, Decision.NEVER);
+			return Decision.rejected(policy.capacity(), units / perToken, reset, Decision.NEVER,
+					nextToken(units, perToken, perMilli));
 		}
 		long need = cost * perToken;
 		if (units < need) {
 			return Decision.rejected(policy.capacity(), units / perToken, reset,
-					IntMath.ceilDiv(need - units, perMilli));
+					IntMath.ceilDiv(need - units, perMilli), nextToken(units, perToken, perMilli));
 		}
 		units -= need;
 		this.fresh = false;
 		this.units = units;
 		this.last = now;
-		return Decision.allowed(policy.capacity(), units / perToken, IntMath.ceilDiv(capacity - units, perMilli));
+		return Decision.allowed(policy.capacity(), units / perToken, IntMath.ceilDiv(capacity - units, perMilli),
+				nextToken(units, perToken, perMilli));
+	}
+
+	/**
+	 * The time until the bucket holds one more whole token than now; for a full bucket, what a token taken now takes
+	 * to come back.
+	 */
+	private static long nextToken(long units, long perToken, long perMilli) {
+		return IntMath.ceilDiv(perToken - units % perToken, perMilli);
 	}
 
 	@Override

@@ -99,7 +99,7 @@ public final class OneByOne {
 			return decision;
 		}
 		return new Decision(true, decision.limit(), Math.min(decision.limit(), decision.remaining() + cost),
-				decision.resetAfterMillis(), 0, decision.origin());
+				decision.resetAfterMillis(), 0, decision.nextUnitAfterMillis(), decision.origin());
 	}
 
 	/**

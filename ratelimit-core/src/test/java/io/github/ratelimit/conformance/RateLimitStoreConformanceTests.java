@@ -148,6 +148,42 @@ public abstract class RateLimitStoreConformanceTests {
 		assertThat(checked).isGreaterThan(20);
 	}
 
+	/**
+	 * The effective window of draft 11: a client that uses every remaining unit at once gets nothing more until the
+	 * next unit's time, and one unit then.
+	 */
+	@ParameterizedTest
+	@EnumSource(Algorithm.class)
+	void nextUnitIsExactlyWhenMoreThanTheRemainingUnitsCanHavePassed(Algorithm algorithm) {
+		RateLimitPolicy policy = policy(algorithm, 4, Duration.ofSeconds(10));
+		Random random = new Random(11);
+		for (int round = 0; round < 60; round++) {
+			String key = "next-" + round;
+			int requests = random.nextInt(5);
+			for (int i = 0; i < requests; i++) {
+				this.clock.advanceMillis(random.nextInt(3_000));
+				take(policy, key, 1 + random.nextInt(2));
+			}
+			this.clock.advanceMillis(random.nextInt(3_000));
+			Decision state = take(policy, key, policy.capacity() + 1); // reads without taking
+			long next = state.nextUnitAfterMillis();
+			assertThat(next).as("round %d", round).isPositive();
+			if (state.remaining() > 0) {
+				assertThat(take(policy, key, state.remaining()).allowed()).isTrue();
+			}
+			if (next > 1) {
+				this.clock.advanceMillis(next - 1);
+				assertThat(take(policy, key, 1).allowed()).as("round %d, before the next unit", round).isFalse();
+				this.clock.advanceMillis(1);
+			}
+			else {
+				this.clock.advanceMillis(next);
+			}
+			assertThat(take(policy, key, 1).allowed()).as("round %d, at the next unit", round).isTrue();
+			this.clock.advance(Duration.ofSeconds(60));
+		}
+	}
+
 	@ParameterizedTest
 	@EnumSource(Algorithm.class)
 	void resetAfterIsExactlyWhenTheFullCapacityIsBack(Algorithm algorithm) {

@@ -39,7 +39,7 @@ final class FixedWindowItems {
 		String pk = this.keys.window(policy, key, start);
 		if (cost > limit) {
 			long count = DynamoDbCalls.number(this.calls.get(pk, deadline), "count", 0);
-			return Decision.rejected(limit, Math.max(0, limit - count), reset, Decision.NEVER);
+			return Decision.rejected(limit, Math.max(0, limit - count), reset, Decision.NEVER, reset);
 		}
 		DynamoDbCalls.Update update = this.calls.update(pk, "ADD #c :cost SET #t = :ttl",
 				"attribute_not_exists(#c) OR #c <= :room", NAMES,
@@ -48,7 +48,7 @@ final class FixedWindowItems {
 				deadline);
 		if (update.applied()) {
 			long count = DynamoDbCalls.number(update.attributes(), "count", cost);
-			return Decision.allowed(limit, Math.max(0, limit - count), reset);
+			return Decision.allowed(limit, Math.max(0, limit - count), reset, reset);
 		}
 		long count;
 		if (update.attributes() != null) {
@@ -60,7 +60,7 @@ final class FixedWindowItems {
 		else {
 			count = DynamoDbCalls.number(this.calls.get(pk, deadline), "count", 0);
 		}
-		return Decision.rejected(limit, Math.max(0, limit - count), reset, reset);
+		return Decision.rejected(limit, Math.max(0, limit - count), reset, reset, reset);
 	}
 
 	/** Return the items a reset deletes: the window of {@code now} and its neighbours, for clocks a window apart. */

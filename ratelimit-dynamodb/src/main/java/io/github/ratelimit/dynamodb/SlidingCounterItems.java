@@ -61,8 +61,9 @@ final class SlidingCounterItems {
 					deadline);
 			if (update.applied()) {
 				long current = DynamoDbCalls.number(update.attributes(), "count", cost);
-				return Decision.allowed(limit, Math.max(0, budget / window - current),
-						reset(start, window, now, current, previous));
+				long remaining = Math.max(0, budget / window - current);
+				return Decision.allowed(limit, remaining, reset(start, window, now, current, previous),
+						nextUnit(limit, window, elapsed, current, previous, remaining));
 			}
 			if (update.attributes() != null) {
 				return rejected(policy, now, cost, start, previous, budget,
@@ -96,8 +97,9 @@ final class SlidingCounterItems {
 		long elapsed = now - start;
 		long remaining = Math.max(0, budget / window - current);
 		long reset = reset(start, window, now, current, previous);
+		long next = nextUnit(limit, window, elapsed, current, previous, remaining);
 		if (cost > limit) {
-			return Decision.rejected(limit, remaining, reset, Decision.NEVER);
+			return Decision.rejected(limit, remaining, reset, Decision.NEVER, next);
 		}
 		long retry;
 		if (current + cost <= limit && previous > 0) {
@@ -108,7 +110,15 @@ final class SlidingCounterItems {
 			// Passes in the next window, once this window's units (then the previous ones) have faded enough.
 			retry = window - elapsed + Math.max(0, window - (limit - cost) * window / Math.max(current, 1));
 		}
-		return Decision.rejected(limit, remaining, reset, Math.max(1, retry));
+		return Decision.rejected(limit, remaining, reset, Math.max(1, retry), next);
+	}
+
+	/** As {@code SlidingCounter} in memory: when more than {@code remaining} units can have passed at the earliest. */
+	private static long nextUnit(long limit, long window, long elapsed, long current, long previous, long remaining) {
+		if (previous > 0 && current + remaining + 1 <= limit) {
+			return window - (limit - current - remaining - 1) * window / previous - elapsed;
+		}
+		return window - elapsed + window - (limit - 1) * window / limit;
 	}
 
 	private static long reset(long start, long window, long now, long current, long previous) {

@@ -62,11 +62,12 @@ final class TokenBucketItems {
 			long level = (!exists || stored <= drained) ? 0 : stored - drained;
 			long tokens = Math.max(0, capacity - level);
 			long reset = ceilDiv(capacity - tokens, perMilli);
+			long next = ceilDiv(perToken - tokens % perToken, perMilli);
 			if (cost > burst) {
-				return Decision.rejected(burst, tokens / perToken, reset, Decision.NEVER);
+				return Decision.rejected(burst, tokens / perToken, reset, Decision.NEVER, next);
 			}
 			if (tokens < need) {
-				return Decision.rejected(burst, tokens / perToken, reset, ceilDiv(need - tokens, perMilli));
+				return Decision.rejected(burst, tokens / perToken, reset, ceilDiv(need - tokens, perMilli), next);
 			}
 			AttributeValue ttl = DynamoDbCalls.ttl(t + ceilDiv(capacity, perMilli));
 			DynamoDbCalls.Update update;
@@ -102,13 +103,16 @@ final class TokenBucketItems {
 				if (update.applied()) {
 					long levelAfter = Math.max(0,
 							DynamoDbCalls.number(update.attributes(), "level", stored + need) - drained);
-					return Decision.allowed(burst, Math.max(0, capacity - levelAfter) / perToken,
-							ceilDiv(levelAfter, perMilli));
+					long left = Math.max(0, capacity - levelAfter);
+					return Decision.allowed(burst, left / perToken, ceilDiv(levelAfter, perMilli),
+							ceilDiv(perToken - left % perToken, perMilli));
 				}
 				continue;
 			}
 			if (update.applied()) {
-				return Decision.allowed(burst, (capacity - (level + need)) / perToken, ceilDiv(level + need, perMilli));
+				long left = capacity - (level + need);
+				return Decision.allowed(burst, left / perToken, ceilDiv(level + need, perMilli),
+						ceilDiv(perToken - left % perToken, perMilli));
 			}
 		}
 		throw new RateLimitStoreException("DynamoDB item of key '" + StoreKeys.escape(key) + "' of policy '"

@@ -174,12 +174,14 @@ final class PolicyVersions {
 		boolean allowed = own.allowed();
 		long remaining = own.remaining();
 		long resetAfter = own.resetAfterMillis();
+		long nextUnit = own.nextUnitAfterMillis();
 		long retryAfter = own.allowed() ? 0 : own.retryAfterMillis();
 		for (Decision other : others) {
 			if (other.remaining() < remaining) {
 				remaining = other.remaining();
 				resetAfter = other.resetAfterMillis(); // the tightest state says when its units are back
 			}
+			nextUnit = Math.min(nextUnit, other.nextUnitAfterMillis()); // the earliest any state could give more
 			if (!other.allowed()) {
 				// One the other set can never admit passes once that set is out of use.
 				long wait = other.exceedsCapacity() ? Math.max(other.resetAfterMillis(), LIVE_MILLIS)
@@ -190,7 +192,7 @@ final class PolicyVersions {
 			}
 		}
 		return new Decision(allowed, own.limit(), Math.max(0, Math.min(own.limit(), remaining)), resetAfter,
-				allowed ? 0 : retryAfter, own.origin());
+				allowed ? 0 : retryAfter, nextUnit, own.origin());
 	}
 
 	/**

@@ -329,7 +329,7 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 				continue;
 			}
 			List<Integer> group = groups.get(g);
-			if (answers.size() < 5 * group.size()) {
+			if (answers.size() < 6 * group.size()) {
 				failure = new RateLimitStoreException("unexpected reply from the rate limit script: " + answers);
 				continue;
 			}
@@ -337,11 +337,12 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 			for (int j = 0; j < group.size(); j++) {
 				int i = group.get(j);
 				long capacity = acquisitions.get(i).policy().capacity();
-				int offset = 5 * j;
+				int offset = 6 * j;
 				long remaining = Math.max(0, Math.min(capacity, number(answers, offset + 1)));
 				decisions[i] = new Decision(number(answers, offset) == 1, capacity, remaining,
-						number(answers, offset + 2), number(answers, offset + 3), Decision.Origin.STORE);
-				times[i] = number(answers, offset + 4);
+						number(answers, offset + 2), number(answers, offset + 3), number(answers, offset + 4),
+						Decision.Origin.STORE);
+				times[i] = number(answers, offset + 5);
 				admitted[g] &= decisions[i].allowed();
 				allowed &= decisions[i].allowed();
 			}
@@ -640,15 +641,16 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 		long capacity = script.policy.capacity();
 		for (int i = 0; i < batch.size(); i++) {
 			PendingDecision call = batch.get(i);
-			if (failure != null || answers == null || answers.size() < 4 * batch.size()) {
+			if (failure != null || answers == null || answers.size() < 5 * batch.size()) {
 				call.result.completeExceptionally((failure != null) ? failure
 						: new IllegalStateException("unexpected reply from the rate limit script: " + answers));
 			}
 			else {
-				int offset = 4 * i;
+				int offset = 5 * i;
 				long remaining = Math.max(0, Math.min(capacity, number(answers, offset + 1)));
 				call.result.complete(new Decision(number(answers, offset) == 1, capacity, remaining,
-						number(answers, offset + 2), number(answers, offset + 3), Decision.Origin.STORE));
+						number(answers, offset + 2), number(answers, offset + 3), number(answers, offset + 4),
+						Decision.Origin.STORE));
 			}
 		}
 	}

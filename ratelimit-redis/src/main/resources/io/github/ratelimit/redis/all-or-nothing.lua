@@ -11,8 +11,8 @@
 -- limit, window_ms, burst, units_per_token, units_per_ms, cost, and for 'refund' the time the entry was counted at.
 -- KEYS: one per entry, in order; two for the sliding log (the log and its summary).
 --
--- 'take' returns, per entry: allowed (1|0), remaining, reset_after_ms, retry_after_ms (-1: never), and the time it
--- was counted at. If any entry is rejected, what the others took is given back before the script ends (a script
+-- 'take' returns, per entry: allowed (1|0), remaining, reset_after_ms, retry_after_ms (-1: never), next_unit_ms
+-- (until more than remaining units are available), and the time it was counted at. If any entry is rejected, what the others took is given back before the script ends (a script
 -- is atomic: no other command sees it), and they report what they would have left.
 -- 'refund' gives back each entry's cost to the window it was counted in, if that still holds it; returns {}.
 
@@ -45,10 +45,10 @@ local function fixed_take(key, cost, limit, window)
   end
   local reset = start + window - t
   if cost > limit then
-    return 0, limit - count, reset, -1, t
+    return 0, limit - count, reset, -1, reset, t
   end
   if count + cost > limit then
-    return 0, limit - count, reset, reset, t
+    return 0, limit - count, reset, reset, reset, t
   end
   local start_field = string.format('%.0f', start)
   redis.call('HINCRBY', key, start_field, cost)
@@ -64,7 +64,7 @@ local function fixed_take(key, cost, limit, window)
       redis.call('HDEL', key, unpack(stale))
     end
   end
-  return 1, limit - count - cost, reset, 0, t
+  return 1, limit - count - cost, reset, 0, reset, t
 end
 
 local function fixed_refund(key, cost, window, at)
@@ -95,11 +95,12 @@ local function bucket_take(key, cost, burst, per_token, per_ms)
     end
   end
   local reset = math.ceil((capacity - units) / per_ms)
+  local next_unit = math.ceil((per_token - units % per_token) / per_ms)
   if cost > burst then
-    return 0, math.floor(units / per_token), reset, -1, t
+    return 0, math.floor(units / per_token), reset, -1, next_unit, t
   end
   if units < cost * per_token then
-    return 0, math.floor(units / per_token), reset, math.ceil((cost * per_token - units) / per_ms), t
+    return 0, math.floor(units / per_token), reset, math.ceil((cost * per_token - units) / per_ms), next_unit, t
   end
   units = units - cost * per_token
   local full = t + math.ceil((capacity - units) / per_ms)
@@ -109,7 +110,8 @@ local function bucket_take(key, cost, burst, per_token, per_ms)
     expires = full + math.ceil(capacity / per_ms)
     redis.call('SET', key, struct.pack('ddd', units, t, expires), 'PX', math.max(expires - now, least_ttl))
   end
-  return 1, math.floor(units / per_token), math.ceil((capacity - units) / per_ms), 0, t
+  return 1, math.floor(units / per_token), math.ceil((capacity - units) / per_ms), 0,
+    math.ceil((per_token - units % per_token) / per_ms), t
 end
 
 local function bucket_refund(key, cost, burst, per_token)
@@ -121,6 +123,14 @@ local function bucket_refund(key, cost, burst, per_token)
     units = math.min(burst * per_token, units + cost * per_token)
     redis.call('SET', key, struct.pack('ddd', units, last, expires), 'KEEPTTL')
   end
+end
+
+-- When more than remaining units can have passed at the earliest; see SlidingCounter.java.
+local function counter_next_unit(limit, window, elapsed, current, previous, remaining)
+  if previous > 0 and current + remaining + 1 <= limit then
+    return window - math.floor((limit - current - remaining - 1) * window / previous) - elapsed
+  end
+  return window - elapsed + window - math.floor((limit - 1) * window / limit)
 end
 
 local function counter_take(key, cost, limit, window)
@@ -149,7 +159,9 @@ local function counter_take(key, cost, limit, window)
       redis.call('SET', key, struct.pack('ddd', current, previous, t), 'PX',
         math.max(start + 2 * window - now, least_ttl))
     end
-    return 1, math.floor(budget / window) - current, start + 2 * window - t, 0, t
+    local remaining = math.floor(budget / window) - current
+    return 1, remaining, start + 2 * window - t, 0,
+      counter_next_unit(limit, window, elapsed, current, previous, remaining), t
   end
   local reset, retry = 0, 0
   if current > 0 then
@@ -164,7 +176,8 @@ local function counter_take(key, cost, limit, window)
   else
     retry = window - elapsed + math.max(0, window - math.floor((limit - cost) * window / current))
   end
-  return 0, math.floor(budget / window) - current, reset, retry, t
+  local remaining = math.floor(budget / window) - current
+  return 0, remaining, reset, retry, counter_next_unit(limit, window, elapsed, current, previous, remaining), t
 end
 
 local function counter_refund(key, cost, window, at)
@@ -245,7 +258,7 @@ local function log_take(log, summary, cost, limit, window)
         math.max(expires - now, least_ttl))
       redis.call('PEXPIRE', log, math.max(expires - now, least_ttl))
     end
-    return 1, limit - sum, newest + window - t, 0, t
+    return 1, limit - sum, newest + window - t, 0, oldest + window - t, t
   end
   local reset = 0
   if newest then
@@ -254,19 +267,23 @@ local function log_take(log, summary, cost, limit, window)
       redis.call('SET', summary, struct.pack('ddddd', sum, oldest, newest, newest_cost, expires), 'KEEPTTL')
     end
   end
+  local next_unit = window
+  if oldest then
+    next_unit = oldest + window - t
+  end
   if cost > limit then
-    return 0, limit - sum, reset, -1, t
+    return 0, limit - sum, reset, -1, next_unit, t
   end
   local needed, index = sum + cost - limit, 0
   while true do
     local chunk = redis.call('LRANGE', log, index, index + 63)
     if #chunk == 0 then
-      return 0, limit - sum, reset, window, t
+      return 0, limit - sum, reset, window, next_unit, t
     end
     for j = 1, #chunk, 2 do
       needed = needed - tonumber(chunk[j + 1])
       if needed <= 0 then
-        return 0, limit - sum, reset, tonumber(chunk[j]) + window - t, t
+        return 0, limit - sum, reset, tonumber(chunk[j]) + window - t, next_unit, t
       end
     end
     index = index + #chunk
@@ -341,23 +358,24 @@ for e = 1, entries do
   local algorithm = ARGV[base + 1]
   local limit, window, burst = tonumber(ARGV[base + 2]), tonumber(ARGV[base + 3]), tonumber(ARGV[base + 4])
   local per_token, per_ms, cost = tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), tonumber(ARGV[base + 7])
-  local allowed, remaining, reset, retry, t
+  local allowed, remaining, reset, retry, next_unit, t
   local first_key = k
   if algorithm == 'f' then
-    allowed, remaining, reset, retry, t = fixed_take(KEYS[k], cost, limit, window)
+    allowed, remaining, reset, retry, next_unit, t = fixed_take(KEYS[k], cost, limit, window)
     k = k + 1
   elseif algorithm == 'b' then
-    allowed, remaining, reset, retry, t = bucket_take(KEYS[k], cost, burst, per_token, per_ms)
+    allowed, remaining, reset, retry, next_unit, t = bucket_take(KEYS[k], cost, burst, per_token, per_ms)
     k = k + 1
   elseif algorithm == 'c' then
-    allowed, remaining, reset, retry, t = counter_take(KEYS[k], cost, limit, window)
+    allowed, remaining, reset, retry, next_unit, t = counter_take(KEYS[k], cost, limit, window)
     k = k + 1
   else
-    allowed, remaining, reset, retry, t = log_take(KEYS[k], KEYS[k + 1], cost, limit, window)
+    allowed, remaining, reset, retry, next_unit, t = log_take(KEYS[k], KEYS[k + 1], cost, limit, window)
     k = k + 2
   end
   local n = #result
-  result[n + 1], result[n + 2], result[n + 3], result[n + 4], result[n + 5] = allowed, remaining, reset, retry, t
+  result[n + 1], result[n + 2], result[n + 3], result[n + 4], result[n + 5], result[n + 6] = allowed, remaining,
+    reset, retry, next_unit, t
   if allowed == 1 then
     admitted[#admitted + 1] = { e, first_key, t, n + 2, cost }
   else

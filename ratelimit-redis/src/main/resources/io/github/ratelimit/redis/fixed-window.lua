@@ -36,12 +36,14 @@ while i <= last do
     elseif count > limit then
       redis.call('HINCRBY', key, now_field, -cost)
       count = count - cost
-      result[n + 1], result[n + 2], result[n + 3], result[n + 4] = 0, limit - count, now_reset, now_reset
-      n = n + 4
+      result[n + 1], result[n + 2], result[n + 3], result[n + 4], result[n + 5] = 0, limit - count, now_reset,
+        now_reset, now_reset
+      n = n + 5
       i = i + 1
     else
-      result[n + 1], result[n + 2], result[n + 3], result[n + 4] = 1, limit - count, now_reset, 0
-      n = n + 4
+      result[n + 1], result[n + 2], result[n + 3], result[n + 4], result[n + 5] = 1, limit - count, now_reset, 0,
+        now_reset
+      n = n + 5
       i = i + 1
     end
   end
@@ -74,8 +76,9 @@ while i <= last do
         count, admitted = count + cost, admitted + cost
         allowed, retry = 1, 0
       end
-      result[n + 1], result[n + 2], result[n + 3], result[n + 4] = allowed, limit - count, reset, retry
-      n = n + 4
+      result[n + 1], result[n + 2], result[n + 3], result[n + 4], result[n + 5] = allowed, limit - count, reset,
+        retry, reset
+      n = n + 5
       i = i + 1
       if i > last or KEYS[i] ~= key then
         break

@@ -10,7 +10,8 @@
 -- ARGV[5] units_per_token   ARGV[6] units_per_ms   (the rate limit/window as exact integers)
 -- ARGV[7] least TTL in ms (0 in production: keys expire as soon as their state is back to fresh)
 --
--- Returns, for each request: allowed (1|0), remaining, reset_after_ms, retry_after_ms (-1: never).
+-- Returns, for each request: allowed (1|0), remaining, reset_after_ms, retry_after_ms (-1: never), and
+-- next_unit_ms: until more than remaining units are available (the effective window of the RateLimit fields).
 --
 -- Except for the fixed window (see its script), state is one string per key: doubles packed with struct.pack (8
 -- bytes each), so a decision costs two commands, GET and SET. Consecutive requests for the same key (a hot key) share

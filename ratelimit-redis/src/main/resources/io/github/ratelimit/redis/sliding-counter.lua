@@ -54,9 +54,16 @@ for i = 1, #ARGV - 7 do
       retry = window - elapsed + math.max(0, window - math.floor((limit - cost) * window / current))
     end
   end
-  result[n + 1], result[n + 2], result[n + 3], result[n + 4] = allowed, math.floor(budget / window) - current,
-    reset, retry
-  n = n + 4
+  local remaining = math.floor(budget / window) - current
+  local next_unit
+  if previous > 0 and current + remaining + 1 <= limit then
+    next_unit = window - math.floor((limit - current - remaining - 1) * window / previous) - elapsed
+  else
+    next_unit = window - elapsed + window - math.floor((limit - 1) * window / limit)
+  end
+  result[n + 1], result[n + 2], result[n + 3], result[n + 4], result[n + 5] = allowed, remaining, reset, retry,
+    next_unit
+  n = n + 5
 end
 if dirty then
   flush()

@@ -91,7 +91,8 @@ for i = 1, #ARGV - 7 do
         math.max(expires - now, least_ttl))
       redis.call('PEXPIRE', log, math.max(expires - now, least_ttl))
     end
-    result[n + 1], result[n + 2], result[n + 3], result[n + 4] = 1, limit - sum, newest + window - t, 0
+    result[n + 1], result[n + 2], result[n + 3], result[n + 4], result[n + 5] = 1, limit - sum,
+      newest + window - t, 0, oldest + window - t
   else
     local reset = 0
     if newest then
@@ -104,8 +105,13 @@ for i = 1, #ARGV - 7 do
     if cost <= limit then
       retry = time_freeing(log, sum + cost - limit, t)
     end
-    result[n + 1], result[n + 2], result[n + 3], result[n + 4] = 0, limit - sum, reset, retry
+    local next_unit = window
+    if oldest then
+      next_unit = oldest + window - t
+    end
+    result[n + 1], result[n + 2], result[n + 3], result[n + 4], result[n + 5] = 0, limit - sum, reset, retry,
+      next_unit
   end
-  n = n + 4
+  n = n + 5
 end
 return result

@@ -50,9 +50,10 @@ for i = 1, #ARGV - 7 do
   else
     units, dirty, allowed = units - cost * per_token, true, 1
   end
-  result[n + 1], result[n + 2], result[n + 3], result[n + 4] = allowed, math.floor(units / per_token),
-    math.ceil((capacity - units) / per_ms), retry
-  n = n + 4
+  result[n + 1], result[n + 2], result[n + 3], result[n + 4], result[n + 5] = allowed,
+    math.floor(units / per_token), math.ceil((capacity - units) / per_ms), retry,
+    math.ceil((per_token - units % per_token) / per_ms)
+  n = n + 5
 end
 if dirty then
   flush()

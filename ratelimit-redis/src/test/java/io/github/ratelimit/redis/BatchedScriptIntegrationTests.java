@@ -86,9 +86,9 @@ class BatchedScriptIntegrationTests {
 				.get();
 			for (int i = 0; i < size; i++) {
 				Decision expected = memory.tryAcquire(policy, keys.get(i), costs.get(i));
-				Decision actual = new Decision(((Long) answers.get(4 * i)) == 1, policy.capacity(),
-						(Long) answers.get(4 * i + 1), (Long) answers.get(4 * i + 2), (Long) answers.get(4 * i + 3),
-						Decision.Origin.STORE);
+				Decision actual = new Decision(((Long) answers.get(5 * i)) == 1, policy.capacity(),
+						(Long) answers.get(5 * i + 1), (Long) answers.get(5 * i + 2), (Long) answers.get(5 * i + 3),
+						(Long) answers.get(5 * i + 4), Decision.Origin.STORE);
 				assertThat(actual).as("batch %d, request %d (%s, cost %d)", batch, i, keys.get(i), costs.get(i))
 					.isEqualTo(expected);
 			}

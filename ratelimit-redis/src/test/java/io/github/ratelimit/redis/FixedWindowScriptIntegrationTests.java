@@ -71,7 +71,7 @@ class FixedWindowScriptIntegrationTests {
 	void aLoneAdmissionInAWindowAlreadyCountedCostsOneCommand() throws Exception {
 		decide(W1 + 1_000, 0, 1);
 		redis.resetStats();
-		assertThat(decide(W1 + 2_000, 0, 1)).containsExactly(1L, 1L, WINDOW - 2_000, 0L);
+		assertThat(decide(W1 + 2_000, 0, 1)).containsExactly(1L, 1L, WINDOW - 2_000, 0L, WINDOW - 2_000);
 		Map<String, Long> calls = redis.commandCalls();
 		assertThat(calls.getOrDefault("hincrby", 0L)).isEqualTo(1);
 		assertThat(calls.keySet()).containsOnly("evalsha", "hincrby", "config|resetstat");
@@ -79,7 +79,7 @@ class FixedWindowScriptIntegrationTests {
 
 	@Test
 	void aLoneAdmissionOnAFreshKeyExpiresAtTheEndOfItsWindow() throws Exception {
-		assertThat(decide(W1 + 400, 0, 2)).containsExactly(1L, 1L, WINDOW - 400, 0L);
+		assertThat(decide(W1 + 400, 0, 2)).containsExactly(1L, 1L, WINDOW - 400, 0L, WINDOW - 400);
 		assertThat(pttl(this.key)).isBetween(WINDOW - 400 - 10_000, WINDOW - 400);
 		assertThat(fields()).containsExactly(field(W1), "2");
 	}
@@ -87,15 +87,15 @@ class FixedWindowScriptIntegrationTests {
 	@Test
 	void aLoneRejectionLeavesTheCountAsItWas() throws Exception {
 		decide(W1 + 1_000, 0, 2);
-		assertThat(decide(W1 + 1_500, 0, 2)).containsExactly(0L, 1L, WINDOW - 1_500, WINDOW - 1_500);
+		assertThat(decide(W1 + 1_500, 0, 2)).containsExactly(0L, 1L, WINDOW - 1_500, WINDOW - 1_500, WINDOW - 1_500);
 		assertThat(fields()).containsExactly(field(W1), "2");
-		assertThat(decide(W1 + 1_600, 0, 1)).containsExactly(1L, 0L, WINDOW - 1_600, 0L);
+		assertThat(decide(W1 + 1_600, 0, 1)).containsExactly(1L, 0L, WINDOW - 1_600, 0L, WINDOW - 1_600);
 	}
 
 	@Test
 	void aLoneRequestInALaterWindowRemovesTheEarlierWindowsCount() throws Exception {
 		decide(W1 + 1_000, WINDOW * 60, 3);
-		assertThat(decide(W2 + 1_000, WINDOW * 60, 1)).containsExactly(1L, 2L, WINDOW - 1_000, 0L);
+		assertThat(decide(W2 + 1_000, WINDOW * 60, 1)).containsExactly(1L, 2L, WINDOW - 1_000, 0L, WINDOW - 1_000);
 		assertThat(fields()).containsExactly(field(W2), "1");
 		assertThat(pttl(this.key)).isBetween(1L, WINDOW * 60);
 	}
@@ -104,7 +104,7 @@ class FixedWindowScriptIntegrationTests {
 	void aLoneRequestOnAKeyAlreadyInALaterWindowIsDecidedInThatWindow() throws Exception {
 		// A failover to a replica whose clock is a window behind: the key's time never runs backwards.
 		decide(W2 + 1_000, 0, 3);
-		assertThat(decide(W1 + 30_000, 0, 1)).containsExactly(0L, 0L, WINDOW, WINDOW);
+		assertThat(decide(W1 + 30_000, 0, 1)).containsExactly(0L, 0L, WINDOW, WINDOW, WINDOW);
 		assertThat(fields()).containsExactly(field(W2), "3");
 	}
 
@@ -112,7 +112,7 @@ class FixedWindowScriptIntegrationTests {
 	void aRequestThatCanNeverPassReadsWithoutWriting() throws Exception {
 		decide(W1 + 1_000, 0, 1);
 		redis.resetStats();
-		assertThat(decide(W1 + 2_000, 0, 4)).containsExactly(0L, 2L, WINDOW - 2_000, -1L);
+		assertThat(decide(W1 + 2_000, 0, 4)).containsExactly(0L, 2L, WINDOW - 2_000, -1L, WINDOW - 2_000);
 		assertThat(redis.commandCalls().keySet()).containsOnly("evalsha", "hgetall", "config|resetstat");
 		assertThat(fields()).containsExactly(field(W1), "1");
 	}
@@ -122,8 +122,8 @@ class FixedWindowScriptIntegrationTests {
 		decide(W1 + 1_000, 0, 1);
 		redis.resetStats();
 		List<Object> answers = decide(W1 + 2_000, 0, 1, 1, 1);
-		assertThat(answers).containsExactly(1L, 1L, WINDOW - 2_000, 0L, 1L, 0L, WINDOW - 2_000, 0L, 0L, 0L,
-				WINDOW - 2_000, WINDOW - 2_000);
+		assertThat(answers).containsExactly(1L, 1L, WINDOW - 2_000, 0L, WINDOW - 2_000, 1L, 0L, WINDOW - 2_000, 0L,
+				WINDOW - 2_000, 0L, 0L, WINDOW - 2_000, WINDOW - 2_000, WINDOW - 2_000);
 		Map<String, Long> calls = redis.commandCalls();
 		assertThat(calls).containsEntry("hgetall", 1L).containsEntry("hincrby", 1L);
 		assertThat(fields()).containsExactly(field(W1), "3");
@@ -133,14 +133,15 @@ class FixedWindowScriptIntegrationTests {
 	void aLoneAdmissionOnAKeyAlreadyInALaterWindowCountsThereAndLeavesItsExpiry() throws Exception {
 		decide(W2 + 1_000, 0, 1);
 		long ttl = pttl(this.key);
-		assertThat(decide(W1 + 30_000, 0, 1)).containsExactly(1L, 1L, WINDOW, 0L);
+		assertThat(decide(W1 + 30_000, 0, 1)).containsExactly(1L, 1L, WINDOW, 0L, WINDOW);
 		assertThat(fields()).containsExactly(field(W2), "2");
 		assertThat(pttl(this.key)).isBetween(1L, ttl);
 	}
 
 	@Test
 	void aRunOfOneKeyOnAFreshKeyExpiresAtTheEndOfItsWindow() throws Exception {
-		assertThat(decide(W1 + 400, 0, 1, 1)).containsExactly(1L, 2L, WINDOW - 400, 0L, 1L, 1L, WINDOW - 400, 0L);
+		assertThat(decide(W1 + 400, 0, 1, 1)).containsExactly(1L, 2L, WINDOW - 400, 0L, WINDOW - 400, 1L, 1L,
+				WINDOW - 400, 0L, WINDOW - 400);
 		assertThat(pttl(this.key)).isBetween(WINDOW - 400 - 10_000, WINDOW - 400);
 		assertThat(fields()).containsExactly(field(W1), "2");
 	}
@@ -148,8 +149,8 @@ class FixedWindowScriptIntegrationTests {
 	@Test
 	void aRunStartingWithARequestThatCanNeverPassStillAdmitsTheRestInANewWindow() throws Exception {
 		decide(W1 + 1_000, WINDOW * 60, 3);
-		assertThat(decide(W2 + 1_000, 0, 4, 1)).containsExactly(0L, 3L, WINDOW - 1_000, -1L, 1L, 2L, WINDOW - 1_000,
-				0L);
+		assertThat(decide(W2 + 1_000, 0, 4, 1)).containsExactly(0L, 3L, WINDOW - 1_000, -1L, WINDOW - 1_000, 1L, 2L,
+				WINDOW - 1_000, 0L, WINDOW - 1_000);
 		assertThat(fields()).containsExactly(field(W2), "1");
 		assertThat(pttl(this.key)).isBetween(WINDOW - 1_000 - 10_000, WINDOW - 1_000);
 	}
@@ -158,8 +159,8 @@ class FixedWindowScriptIntegrationTests {
 	void interleavedKeysInOneCallAreCountedApart() throws Exception {
 		byte[] other = new RedisKeys("script").layout(this.policy).keys("bob")[0];
 		List<Object> answers = decide(W1 + 1_000, 0, new byte[][] { this.key, other, this.key }, 2, 3, 2);
-		assertThat(answers).containsExactly(1L, 1L, WINDOW - 1_000, 0L, 1L, 0L, WINDOW - 1_000, 0L, 0L, 1L,
-				WINDOW - 1_000, WINDOW - 1_000);
+		assertThat(answers).containsExactly(1L, 1L, WINDOW - 1_000, 0L, WINDOW - 1_000, 1L, 0L, WINDOW - 1_000, 0L,
+				WINDOW - 1_000, 0L, 1L, WINDOW - 1_000, WINDOW - 1_000, WINDOW - 1_000);
 		assertThat(fields()).containsExactly(field(W1), "2");
 		assertThat(redis.call("HGET", string(other), field(W1))).isEqualTo("3");
 	}

@@ -10,6 +10,8 @@ import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.expression.Expression;
+import org.springframework.expression.spel.ast.Literal;
+import org.springframework.expression.spel.standard.SpelExpression;
 
 /**
  * One policy of one rate limited method, resolved at start-up: the policy, where its key and cost come from, and
@@ -51,6 +53,9 @@ final class MethodPolicy {
 	/** The policy as each plan that changes it has it. */
 	private final Map<String, RateLimitPolicy> planned;
 
+	/** Whether the key is a literal, the same for every client: an application-wide quota. */
+	private final boolean sharedByEveryClient;
+
 	MethodPolicy(RateLimitPolicy policy, String declaration, String keyExpression, KeySource key, CostSource cost) {
 		this(policy, declaration, keyExpression, key, cost, null, null, Map.of());
 	}
@@ -65,6 +70,13 @@ final class MethodPolicy {
 		this.cost = cost;
 		this.countOn = countOn;
 		this.skip = skip;
+		this.sharedByEveryClient = key instanceof KeySource.Spel spel
+				&& spel.expression() instanceof SpelExpression expression && expression.getAST() instanceof Literal;
+	}
+
+	/** Whether every client draws on one key: an application-wide quota, whose state headers do not show. */
+	boolean isSharedByEveryClient() {
+		return this.sharedByEveryClient;
 	}
 
 	/** The outcomes that count, or {@code null} if every admitted request does. */

@@ -142,7 +142,7 @@ final class PolicyEnforcer {
 		String key = only.key(scope);
 		RateLimitPolicy policy = only.policy();
 		Decision decision = decide(policy, key, cost);
-		publish(request, response, List.of(new AppliedRateLimit(policy, decision)));
+		publish(request, response, List.of(new AppliedRateLimit(policy, decision, only.isSharedByEveryClient())));
 		if (!decision.allowed()) {
 			// The filter layer keeps what it took: it counts every request that reaches it.
 			throw rejection(policy, decision, List.of(policy.name()));
@@ -204,7 +204,8 @@ final class PolicyEnforcer {
 			for (int i = 0; i < acquisitions.size(); i++) {
 				Decision decision = admission.decision(i);
 				if (decision != null) {
-					AppliedRateLimit limit = new AppliedRateLimit(acquisitions.get(i).policy(), decision);
+					AppliedRateLimit limit = new AppliedRateLimit(acquisitions.get(i).policy(), decision,
+							enforced.get(i).isSharedByEveryClient());
 					applied.add(limit);
 					if (!decision.allowed()) {
 						rejected.add(limit);

@@ -144,7 +144,7 @@ public class RateLimitProperties implements InitializingBean {
 		List<RateLimitHeaderStyle> styles = this.headers.getStyle();
 		if (styles == null || styles.isEmpty()) {
 			throw new InvalidConfigurationPropertyValueException("ratelimit.headers.style", styles,
-					"Must name at least one style: draft-6, draft-10, x-ratelimit, or none.");
+					"Must name at least one style: draft-6, draft-11 (or draft-10, the same), x-ratelimit, or none.");
 		}
 		if (styles.contains(RateLimitHeaderStyle.NONE) && styles.size() > 1) {
 			throw new InvalidConfigurationPropertyValueException("ratelimit.headers.style", styles,
@@ -787,11 +787,19 @@ public class RateLimitProperties implements InitializingBean {
 
 		/**
 		 * Header styles, one or several: 'draft-6' (RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset in delta
-		 * seconds), 'draft-10' (RateLimit-Policy and RateLimit structured fields listing every policy that applied),
-		 * 'x-ratelimit' (X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset), or 'none'. Retry-After is sent
-		 * on every 429 and 503 whatever the style.
+		 * seconds), 'draft-11' (RateLimit-Policy and RateLimit structured fields listing every policy that applied,
+		 * with t the effective window; 'draft-10' is the same wire format), 'x-ratelimit' (X-RateLimit-Limit,
+		 * X-RateLimit-Remaining, X-RateLimit-Reset), or 'none'. Retry-After is sent on every 429 and 503 whatever the
+		 * style.
 		 */
 		private List<RateLimitHeaderStyle> style = new ArrayList<>(List.of(RateLimitHeaderStyle.DRAFT_6));
+
+		/**
+		 * Whether headers show the state of quotas whose key is the same for every client (an application-wide quota,
+		 * key: "'application'"). Off by default: any client could otherwise watch the whole application's traffic.
+		 * A request such a quota rejects still gets Retry-After.
+		 */
+		private boolean showSharedQuotas;
 
 		/**
 		 * How X-RateLimit-Reset gives the reset: 'delta-seconds' (seconds from now, like the other headers) or
@@ -809,6 +817,14 @@ public class RateLimitProperties implements InitializingBean {
 
 		public RateLimitHeaderStyle.ResetFormat getResetFormat() {
 			return this.resetFormat;
+		}
+
+		public boolean isShowSharedQuotas() {
+			return this.showSharedQuotas;
+		}
+
+		public void setShowSharedQuotas(boolean showSharedQuotas) {
+			this.showSharedQuotas = showSharedQuotas;
 		}
 
 		public void setResetFormat(RateLimitHeaderStyle.ResetFormat resetFormat) {

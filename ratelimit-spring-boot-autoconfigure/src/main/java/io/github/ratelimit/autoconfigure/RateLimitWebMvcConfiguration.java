@@ -142,7 +142,7 @@ class RateLimitWebMvcConfiguration {
 			TimeSource rateLimitTimeSource) {
 		RateLimitProperties.Headers headers = properties.getHeaders();
 		return new StandardRateLimitHeadersWriter(EnumSet.copyOf(headers.getStyle()), headers.getResetFormat(),
-				rateLimitTimeSource);
+				rateLimitTimeSource, headers.isShowSharedQuotas());
 	}
 
 	@Bean

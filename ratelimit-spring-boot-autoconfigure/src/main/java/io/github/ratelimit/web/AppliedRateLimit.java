@@ -8,9 +8,21 @@ import io.github.ratelimit.RateLimitPolicy;
  *
  * @param policy the policy
  * @param decision its decision for the request
+ * @param sharedByEveryClient whether its key is the same for every client (an application-wide quota such as
+ * {@code key: "'application'"}): its state is the whole application's, which response headers do not show by default
+ * (since 0.2.0)
  * @since 0.1.0
  */
-public record AppliedRateLimit(RateLimitPolicy policy, Decision decision) {
+public record AppliedRateLimit(RateLimitPolicy policy, Decision decision, boolean sharedByEveryClient) {
+
+	/**
+	 * Create one for a policy keyed per client.
+	 * @param policy the policy
+	 * @param decision its decision for the request
+	 */
+	public AppliedRateLimit(RateLimitPolicy policy, Decision decision) {
+		this(policy, decision, false);
+	}
 
 	/**
 	 * Return the seconds a rejected client is told to wait ({@code Retry-After}, and the problem body's

@@ -15,11 +15,19 @@ public enum RateLimitHeaderStyle {
 	DRAFT_6,
 
 	/**
-	 * {@code RateLimit-Policy: "<name>";q=<capacity>;w=<seconds>} and {@code RateLimit: "<name>";r=<remaining>;t=<seconds>}
-	 * (the draft from version 10, RFC 9651 structured fields), listing every policy that applied, most restrictive
-	 * first.
+	 * The same as {@link #DRAFT_11}: drafts 8 to 11 share one wire format.
 	 */
 	DRAFT_10,
+
+	/**
+	 * {@code RateLimit-Policy: "<name>";q=<capacity>;w=<seconds>} and {@code RateLimit: "<name>";r=<available>;t=<seconds>}
+	 * (draft-ietf-httpapi-ratelimit-headers-11, RFC 9651 structured fields), listing every policy that applied, most
+	 * restrictive first. {@code t} is the <em>effective window</em>: the whole seconds within which no more than
+	 * {@code r} units can pass (until the available quota next grows), never more than {@code Retry-After} on a
+	 * rejection.
+	 * @since 0.2.0
+	 */
+	DRAFT_11,
 
 	/**
 	 * {@code X-RateLimit-Limit}, {@code X-RateLimit-Remaining}, {@code X-RateLimit-Reset} (delta or epoch seconds, see

@@ -32,10 +32,13 @@ public class StandardRateLimitHeadersWriter implements RateLimitHeadersWriter {
 	/** Header carrying the seconds until the full capacity is available again (draft 6). */
 	public static final String RESET = "RateLimit-Reset";
 
-	/** Header listing the policies, {@code "<name>";q=<limit>;w=<window seconds>} (draft 10). */
+	/** Header listing the policies, {@code "<name>";q=<limit>;w=<window seconds>} (drafts 10 and 11). */
 	public static final String POLICY = "RateLimit-Policy";
 
-	/** Header listing the policies' state, {@code "<name>";r=<remaining>;t=<reset seconds>} (draft 10). */
+	/**
+	 * Header listing the policies' state, {@code "<name>";r=<available>;t=<effective window seconds>} (drafts 10 and
+	 * 11).
+	 */
 	public static final String RATELIMIT = "RateLimit";
 
 	/** Header carrying the capacity (X- style). */
@@ -56,6 +59,8 @@ public class StandardRateLimitHeadersWriter implements RateLimitHeadersWriter {
 
 	private final TimeSource clock;
 
+	private final boolean showSharedQuotas;
+
 	/**
 	 * Create a writer of the {@link RateLimitHeaderStyle#DRAFT_6} headers.
 	 */
@@ -64,13 +69,27 @@ public class StandardRateLimitHeadersWriter implements RateLimitHeadersWriter {
 	}
 
 	/**
-	 * Create a writer of the given styles.
+	 * Create a writer of the given styles that leaves application-wide quotas out.
 	 * @param styles the styles, not empty; {@link RateLimitHeaderStyle#NONE} only alone
 	 * @param resetFormat how {@code X-RateLimit-Reset} gives the reset
 	 * @param clock the clock epoch resets are computed with
 	 */
 	public StandardRateLimitHeadersWriter(Set<RateLimitHeaderStyle> styles,
 			RateLimitHeaderStyle.ResetFormat resetFormat, TimeSource clock) {
+		this(styles, resetFormat, clock, false);
+	}
+
+	/**
+	 * Create a writer of the given styles.
+	 * @param styles the styles, not empty; {@link RateLimitHeaderStyle#NONE} only alone
+	 * @param resetFormat how {@code X-RateLimit-Reset} gives the reset
+	 * @param clock the clock epoch resets are computed with
+	 * @param showSharedQuotas whether to show the state of quotas whose key is the same for every client (the whole
+	 * application's traffic, which any client would otherwise watch)
+	 * @since 0.2.0
+	 */
+	public StandardRateLimitHeadersWriter(Set<RateLimitHeaderStyle> styles,
+			RateLimitHeaderStyle.ResetFormat resetFormat, TimeSource clock, boolean showSharedQuotas) {
 		if (styles.isEmpty()) {
 			throw new IllegalArgumentException("'styles' must not be empty (use NONE for no headers)");
 		}
@@ -80,6 +99,7 @@ public class StandardRateLimitHeadersWriter implements RateLimitHeadersWriter {
 		this.styles = EnumSet.copyOf(styles);
 		this.resetFormat = resetFormat;
 		this.clock = clock;
+		this.showSharedQuotas = showSharedQuotas;
 	}
 
 	@Override
@@ -92,8 +112,11 @@ public class StandardRateLimitHeadersWriter implements RateLimitHeadersWriter {
 		if (limits.isEmpty()) {
 			return;
 		}
-		Decision first = limits.get(0).decision();
-		if (first.isKnown()) {
+		boolean rejected = !limits.get(0).decision().allowed();
+		long retryAfter = limits.get(0).retryAfterSeconds();
+		List<AppliedRateLimit> shown = shown(limits);
+		Decision first = shown.isEmpty() ? null : shown.get(0).decision();
+		if (first != null && first.isKnown()) {
 			if (this.styles.contains(RateLimitHeaderStyle.DRAFT_6)) {
 				response.setHeader(LIMIT, Long.toString(first.limit()));
 				response.setHeader(REMAINING, Long.toString(first.remaining()));
@@ -105,12 +128,26 @@ public class StandardRateLimitHeadersWriter implements RateLimitHeadersWriter {
 				response.setHeader(X_RESET, Long.toString(xReset(first)));
 			}
 		}
-		if (this.styles.contains(RateLimitHeaderStyle.DRAFT_10)) {
-			writeDraft10(response, limits);
+		if (this.styles.contains(RateLimitHeaderStyle.DRAFT_11) || this.styles.contains(RateLimitHeaderStyle.DRAFT_10)) {
+			writeDraft11(response, shown, rejected ? retryAfter : Long.MAX_VALUE);
 		}
-		if (!first.allowed()) {
-			response.setHeader(RETRY_AFTER, Long.toString(limits.get(0).retryAfterSeconds()));
+		if (rejected) {
+			// Whatever is shown: a client turned away by an application-wide quota is still told when to retry.
+			response.setHeader(RETRY_AFTER, Long.toString(retryAfter));
 		}
+	}
+
+	/** The limits whose state may be shown: not the application-wide quotas, unless configured. */
+	private List<AppliedRateLimit> shown(List<AppliedRateLimit> limits) {
+		if (this.showSharedQuotas) {
+			return limits;
+		}
+		for (AppliedRateLimit limit : limits) {
+			if (limit.sharedByEveryClient()) {
+				return limits.stream().filter((applied) -> !applied.sharedByEveryClient()).toList();
+			}
+		}
+		return limits;
 	}
 
 	private long xReset(Decision decision) {
@@ -120,7 +157,11 @@ public class StandardRateLimitHeadersWriter implements RateLimitHeadersWriter {
 		return decision.resetAfterSeconds();
 	}
 
-	private static void writeDraft10(HttpServletResponse response, List<AppliedRateLimit> limits) {
+	/**
+	 * Draft 11's fields: {@code t} is the effective window, the whole seconds within which no more than {@code r} can
+	 * pass (rounded down, so that it is never longer), and never more than {@code Retry-After} on a rejection.
+	 */
+	private static void writeDraft11(HttpServletResponse response, List<AppliedRateLimit> limits, long retryAfter) {
 		StringBuilder policies = new StringBuilder();
 		StringBuilder states = new StringBuilder();
 		for (AppliedRateLimit limit : limits) {
@@ -139,7 +180,8 @@ public class StandardRateLimitHeadersWriter implements RateLimitHeadersWriter {
 					Math.max(1, Durations.toSecondsRoundedUp(policy.windowMillis())));
 			StructuredFields.appendString(states, policy.name());
 			StructuredFields.appendIntegerParameter(states, "r", limit.decision().remaining());
-			StructuredFields.appendIntegerParameter(states, "t", limit.decision().resetAfterSeconds());
+			StructuredFields.appendIntegerParameter(states, "t",
+					Math.min(retryAfter, limit.decision().nextUnitAfterMillis() / 1000));
 		}
 		if (!policies.isEmpty()) {
 			response.setHeader(POLICY, policies.toString());

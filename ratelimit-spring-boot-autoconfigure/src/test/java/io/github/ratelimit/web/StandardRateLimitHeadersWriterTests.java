@@ -2,6 +2,7 @@ package io.github.ratelimit.web;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 
 import io.github.ratelimit.Algorithm;
@@ -9,6 +10,8 @@ import io.github.ratelimit.Decision;
 import io.github.ratelimit.RateLimitPolicy;
 import io.github.ratelimit.web.RateLimitHeaderStyle.ResetFormat;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 import org.springframework.mock.web.MockHttpServletResponse;
 
@@ -53,26 +56,70 @@ class StandardRateLimitHeadersWriterTests {
 		assertThat(response.getHeader("Retry-After")).isEqualTo("5");
 	}
 
-	@Test
-	void draft10ListsEveryPolicyMostRestrictiveFirstAsStructuredFields() {
-		MockHttpServletResponse response = write(writer(Set.of(RateLimitHeaderStyle.DRAFT_10)),
-				applied(this.perMinute, Decision.allowed(10, 2, 30_000)),
-				applied(this.perDay, Decision.allowed(1000, 990, 86_400_000)));
+	@ParameterizedTest
+	@EnumSource(names = { "DRAFT_11", "DRAFT_10" })
+	void draft11ListsEveryPolicyMostRestrictiveFirstWithItsEffectiveWindowAndDraft10IsTheSame(
+			RateLimitHeaderStyle style) {
+		MockHttpServletResponse response = write(writer(Set.of(style)),
+				applied(this.perMinute, Decision.allowed(10, 2, 30_000, 30_000)),
+				applied(this.perDay, Decision.allowed(1000, 990, 86_400_000, 3_600_999)));
 		List<StructuredFieldList.Member> policies = StructuredFieldList.parse(response.getHeader("RateLimit-Policy"));
 		assertThat(policies).extracting(StructuredFieldList.Member::value).containsExactly("per-minute", "per-day");
 		assertThat(policies.get(0).parameters()).containsEntry("q", 10L).containsEntry("w", 60L);
 		assertThat(policies.get(1).parameters()).containsEntry("q", 1000L).containsEntry("w", 86_400L);
 		List<StructuredFieldList.Member> states = StructuredFieldList.parse(response.getHeader("RateLimit"));
 		assertThat(states).extracting(StructuredFieldList.Member::value).containsExactly("per-minute", "per-day");
+		// t is the effective window, rounded down: within it no more than r can pass.
 		assertThat(states.get(0).parameters()).containsEntry("r", 2L).containsEntry("t", 30L);
-		assertThat(states.get(1).parameters()).containsEntry("r", 990L).containsEntry("t", 86_400L);
+		assertThat(states.get(1).parameters()).containsEntry("r", 990L).containsEntry("t", 3_600L);
 		assertThat(response.getHeaderNames()).doesNotContain("RateLimit-Limit", "X-RateLimit-Limit");
 	}
 
 	@Test
-	void draft10PolicyNamesThatAreNotStringContentAreEscapedOrPercentEncodedAndParseBack() {
+	void onARejectionTheEffectiveWindowIsNeverLaterThanRetryAfter() {
+		// An empty token bucket of 10 a minute: full again in a minute, the next token in 6 s.
+		RateLimitPolicy bucket = RateLimitPolicy.builder("bucket").algorithm(Algorithm.TOKEN_BUCKET).limit(10)
+			.window(Duration.ofMinutes(1)).build();
+		MockHttpServletResponse response = write(writer(Set.of(RateLimitHeaderStyle.DRAFT_11)),
+				applied(bucket, Decision.rejected(10, 0, 60_000, 6_000, 6_000)));
+		Map<String, Long> state = StructuredFieldList.parse(response.getHeader("RateLimit")).get(0).parameters();
+		assertThat(state).containsEntry("r", 0L).containsEntry("t", 6L);
+		assertThat(Long.parseLong(response.getHeader("Retry-After"))).isGreaterThanOrEqualTo(state.get("t"));
+		// A wait capped at the window: t is capped with it.
+		RateLimitPolicy counter = RateLimitPolicy.builder("counter").algorithm(Algorithm.SLIDING_COUNTER).limit(2)
+			.window(Duration.ofSeconds(10)).build();
+		MockHttpServletResponse capped = write(writer(Set.of(RateLimitHeaderStyle.DRAFT_11)),
+				applied(counter, Decision.rejected(2, 0, 20_000, 15_000, 15_000)));
+		assertThat(capped.getHeader("Retry-After")).isEqualTo("10");
+		assertThat(StructuredFieldList.parse(capped.getHeader("RateLimit")).get(0).parameters()).containsEntry("t",
+				10L);
+	}
+
+	@Test
+	void anApplicationWideQuotaIsLeftOutOfTheHeadersUnlessShownAndItsRejectionStillSaysWhenToRetry() {
+		RateLimitPolicy account = policy("account", 10_000, Duration.ofSeconds(1));
+		AppliedRateLimit perClient = applied(this.perMinute, Decision.allowed(10, 7, 30_000, 30_000));
+		AppliedRateLimit shared = new AppliedRateLimit(account, Decision.allowed(10_000, 3, 1_000, 1), true);
+		Set<RateLimitHeaderStyle> styles = Set.of(RateLimitHeaderStyle.DRAFT_6, RateLimitHeaderStyle.DRAFT_11);
+		MockHttpServletResponse hidden = write(writer(styles), shared, perClient);
+		assertThat(hidden.getHeader("RateLimit-Remaining")).isEqualTo("7");
+		assertThat(StructuredFieldList.parse(hidden.getHeader("RateLimit")))
+			.extracting(StructuredFieldList.Member::value)
+			.containsExactly("per-minute");
+		MockHttpServletResponse shown = write(
+				new StandardRateLimitHeadersWriter(styles, ResetFormat.DELTA_SECONDS, () -> NOW, true), shared,
+				perClient);
+		assertThat(shown.getHeader("RateLimit-Remaining")).isEqualTo("3");
+		MockHttpServletResponse rejected = write(writer(styles),
+				new AppliedRateLimit(account, Decision.rejected(10_000, 0, 1_000, 1_000, 1), true));
+		assertThat(rejected.getHeaderNames()).containsExactly("Retry-After");
+		assertThat(rejected.getHeader("Retry-After")).isEqualTo("1");
+	}
+
+	@Test
+	void draft11PolicyNamesThatAreNotStringContentAreEscapedOrPercentEncodedAndParseBack() {
 		for (String name : List.of("say \"hi\"", "back\\slash", "100%", "ユーザー", "emoji 😀", "tab\there")) {
-			MockHttpServletResponse response = write(writer(Set.of(RateLimitHeaderStyle.DRAFT_10)),
+			MockHttpServletResponse response = write(writer(Set.of(RateLimitHeaderStyle.DRAFT_11)),
 					applied(policy(name, 5, Duration.ofSeconds(1)), Decision.allowed(5, 4, 1_000)));
 			StructuredFieldList.Member member = StructuredFieldList.parse(response.getHeader("RateLimit-Policy"))
 				.get(0);
@@ -83,9 +130,9 @@ class StandardRateLimitHeadersWriterTests {
 	}
 
 	@Test
-	void draft10WindowsShorterThanASecondAreWrittenAsOneSecondAndIntegersStayInRange() {
+	void draft11WindowsShorterThanASecondAreWrittenAsOneSecondAndIntegersStayInRange() {
 		RateLimitPolicy subSecond = policy("fast", 3, Duration.ofMillis(250));
-		MockHttpServletResponse response = write(writer(Set.of(RateLimitHeaderStyle.DRAFT_10)),
+		MockHttpServletResponse response = write(writer(Set.of(RateLimitHeaderStyle.DRAFT_11)),
 				applied(subSecond, Decision.allowed(3, 2, 250)));
 		assertThat(StructuredFieldList.parse(response.getHeader("RateLimit-Policy")).get(0).parameters())
 			.containsEntry("w", 1L);
@@ -111,7 +158,7 @@ class StandardRateLimitHeadersWriterTests {
 	void stylesCombineAndNoneWritesOnlyRetryAfter() {
 		Decision rejected = Decision.rejected(10, 0, 20_000, 5_000);
 		MockHttpServletResponse all = write(
-				writer(Set.of(RateLimitHeaderStyle.DRAFT_6, RateLimitHeaderStyle.DRAFT_10,
+				writer(Set.of(RateLimitHeaderStyle.DRAFT_6, RateLimitHeaderStyle.DRAFT_11,
 						RateLimitHeaderStyle.X_RATELIMIT)),
 				applied(this.perMinute, rejected));
 		assertThat(all.getHeaderNames()).contains("RateLimit-Limit", "RateLimit-Policy", "RateLimit",
@@ -126,7 +173,7 @@ class StandardRateLimitHeadersWriterTests {
 	void aDecisionTheStoreCouldNotMakeWritesNoCounters() {
 		Decision failOpen = new Decision(true, 10, 0, 0, 0, Decision.Origin.FAIL_OPEN);
 		MockHttpServletResponse response = write(
-				writer(Set.of(RateLimitHeaderStyle.DRAFT_6, RateLimitHeaderStyle.DRAFT_10)),
+				writer(Set.of(RateLimitHeaderStyle.DRAFT_6, RateLimitHeaderStyle.DRAFT_11)),
 				applied(this.perMinute, failOpen));
 		assertThat(response.getHeaderNames()).isEmpty();
 	}

@@ -206,6 +206,26 @@ class LayersOverHttpTests {
 	}
 
 	@Test
+	void theApplicationWideQuotaIsNotShownToClientsUnlessConfiguredButItsRejectionSaysWhenToRetry() throws Exception {
+		start("--ratelimit.headers.style=draft-11", "--ratelimit.policies.account.limit=3",
+				"--ratelimit.policies.account.burst=3", "--ratelimit.policies.account.window=1h");
+		HttpResponse<String> admitted = get("/api/v1/unlimited", "198.51.100.91", null);
+		assertThat(admitted.headers().firstValue("RateLimit")).hasValueSatisfying(
+				(value) -> assertThat(value).startsWith("\"edge\";r=").doesNotContain("account"));
+		get("/api/v1/unlimited", "198.51.100.92", null);
+		get("/api/v1/unlimited", "198.51.100.93", null);
+		HttpResponse<String> rejected = get("/api/v1/unlimited", "198.51.100.94", null);
+		assertThat(rejected.statusCode()).isEqualTo(429);
+		assertThat(rejected.body()).contains("\"violated-policies\":[\"account\"]");
+		assertThat(rejected.headers().firstValue("Retry-After")).isPresent();
+		assertThat(rejected.headers().firstValue("RateLimit").orElse("")).doesNotContain("account");
+		this.app.close();
+		start("--ratelimit.headers.style=draft-11", "--ratelimit.headers.show-shared-quotas=true");
+		assertThat(get("/api/v1/unlimited", "198.51.100.95", null).headers().firstValue("RateLimit"))
+			.hasValueSatisfying((value) -> assertThat(value).contains("\"account\";r="));
+	}
+
+	@Test
 	void theQuotaFollowsThePlanOfTheApiKey() throws Exception {
 		start();
 		for (int i = 0; i < 3; i++) {
