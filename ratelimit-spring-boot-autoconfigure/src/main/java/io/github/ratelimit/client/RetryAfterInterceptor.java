@@ -38,10 +38,13 @@ import org.springframework.util.backoff.BackOffExecution;
  * <p>
  * The attempts run on Spring Framework's {@link RetryTemplate}; the waits come from the responses.
  * <pre class="code">
- * RestClient client = RestClient.builder()
+ * RestClient client = restClientBuilder // Boot's RestClient.Builder bean
  *     .requestInterceptor(RetryAfterInterceptor.builder().maxAttempts(4).build())
  *     .build();
  * </pre>
+ * The bounds hold only if the client below retries nothing by itself: Apache HttpClient 5 retries {@code 429} and
+ * {@code 503} sleeping whatever {@code Retry-After} says, unless built as Boot builds it with the starter (see
+ * {@link RetryAfterHttpClientAutoConfiguration}).
  *
  * @since 0.1.0
  */
