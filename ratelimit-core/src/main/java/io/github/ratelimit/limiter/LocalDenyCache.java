@@ -50,6 +50,7 @@ final class LocalDenyCache {
 		if (now >= denial.until || now < denial.learnedAt) {
 			if (table.remove(key, denial)) {
 				this.size.decrementAndGet();
+				dropIfEmpty(policy, table);
 			}
 			return null;
 		}
@@ -93,7 +94,23 @@ final class LocalDenyCache {
 		ConcurrentHashMap<String, Denial> table = this.denials.get(policy);
 		if (table != null) {
 			evict(table, key);
+			dropIfEmpty(policy, table);
 		}
+	}
+
+	/**
+	 * Drop a policy none of whose keys is denied any more (a tenant's variant gone quiet). A denial remembered in it
+	 * meanwhile is lost, which only sends that request to the store.
+	 */
+	private void dropIfEmpty(RateLimitPolicy policy, ConcurrentHashMap<String, Denial> table) {
+		if (table.isEmpty()) {
+			this.denials.remove(policy, table);
+		}
+	}
+
+	/** How many policies have denials remembered. */
+	int policies() {
+		return this.denials.size();
 	}
 
 	/**

@@ -95,6 +95,9 @@ final class EvictedKeys {
 
 	private long generation = Long.MIN_VALUE;
 
+	/** The generation of the last entry, to know when the memory holds nothing that counts. */
+	private long lastRecorded = Long.MIN_VALUE;
+
 	/** Keys reset since: the floor may still hold their confirmed units from before. */
 	private final Map<String, Boolean> pardons = new LinkedHashMap<>(16, 0.75f, false) {
 
@@ -165,6 +168,7 @@ final class EvictedKeys {
 			return;
 		}
 		rotate(now);
+		this.lastRecorded = this.generation;
 		long hash = hash(key);
 		int first = ((int) hash & this.bucketMask) * WAYS;
 		int newest = first + WAYS - 1;
@@ -224,6 +228,16 @@ final class EvictedKeys {
 		}
 		long floor = floor(hash) * this.unitsPerStep;
 		return (floor > 0) ? new Charge(floor, floor) : Charge.NONE;
+	}
+
+	/**
+	 * Return whether nothing remembered counts any more at {@code now}: every entry's generation has passed.
+	 * @param now the current time
+	 * @return whether the memory can be dropped
+	 */
+	boolean isLapsed(long now) {
+		long generation = Math.floorDiv(now, this.holdMillis);
+		return this.lastRecorded == Long.MIN_VALUE || generation > this.lastRecorded + (this.windowsAligned ? 0 : 1);
 	}
 
 	/**

@@ -64,7 +64,9 @@ import org.jspecify.annotations.Nullable;
  * sampled eviction, so the guarantees above always hold rather than with high probability. When the total bound is
  * reached, choosing the policy to evict from reads the size of each policy, {@code O(p)} in the number of policies,
  * which the configuration fixes. Each new key also drops a key whose state has been back to fresh for a second, if
- * it finds one at once, so memory follows the live keys without a background thread.
+ * it finds one at once, so memory follows the live keys without a background thread; and every 1,024 new keys the
+ * store looks over its policies ({@code O(p)}), drops a few such keys of each, and drops the policies left with no
+ * key and nothing remembered that counts, so that policies built per tenant take no room once their keys are gone.
  * <p>
  * <strong>Memory.</strong> A key takes a couple of hundred bytes (its state, map entry, key string and heap slot),
  * and a policy that has evicted keys its memory of them, sized at its first eviction: 80 to 160 bytes per key it
@@ -86,6 +88,9 @@ public final class InMemoryRateLimitStore implements RateLimitStore {
 	 */
 	public static final long DEFAULT_MAX_KEYS_PER_POLICY = DEFAULT_MAX_KEYS;
 
+	/** How many new keys (a power of two) between two looks for tables to drop. */
+	private static final int SWEEP_EVERY_NEW_KEYS = 1_024;
+
 	/** The most keys of one policy, whatever the bounds: the size of the largest array a policy's heap can use. */
 	private static final int MAX_KEYS_PER_TABLE = Integer.MAX_VALUE - 8;
 
@@ -102,6 +107,9 @@ public final class InMemoryRateLimitStore implements RateLimitStore {
 	private final ConcurrentHashMap<RateLimitPolicy, PolicyTable> tables = new ConcurrentHashMap<>();
 
 	private final PolicyNames names = new PolicyNames();
+
+	/** New keys so far, to look for tables to drop now and then rather than scan on every new key. */
+	private final AtomicLong newKeys = new AtomicLong();
 
 	/** Keys held across policies, plus slots reserved by insertions in flight; never above {@code maxKeys}. */
 	private final AtomicLong held = new AtomicLong();
@@ -189,10 +197,10 @@ public final class InMemoryRateLimitStore implements RateLimitStore {
 	}
 
 	private Decision acquireNewKey(RateLimitPolicy policy, String key, long cost, long now) {
-		PolicyTable table = this.tables.computeIfAbsent(policy, (p) -> {
-			this.names.check(p);
-			return new PolicyTable(p, this.maxKeysPerPolicy, this.held, this.evictions);
-		});
+		if ((this.newKeys.incrementAndGet() & (SWEEP_EVERY_NEW_KEYS - 1)) == 0) {
+			dropIdleTables(now);
+		}
+		PolicyTable table = table(policy);
 		long evictionsBefore = this.evictions.get();
 		try {
 			while (true) {
@@ -206,6 +214,12 @@ public final class InMemoryRateLimitStore implements RateLimitStore {
 				}
 				reserve(table, now);
 				Decision decision = table.acquireNew(key, cost, now);
+				if (decision == PolicyTable.RETIRED) {
+					this.held.decrementAndGet(); // dropped meanwhile, being empty: take the policy's new table
+					this.tables.remove(policy, table);
+					table = table(policy);
+					continue;
+				}
 				if (decision != null) {
 					return decision;
 				}
@@ -217,6 +231,37 @@ public final class InMemoryRateLimitStore implements RateLimitStore {
 				warnOfEvictions(policy, now);
 			}
 		}
+	}
+
+	private PolicyTable table(RateLimitPolicy policy) {
+		return this.tables.computeIfAbsent(policy, (p) -> {
+			this.names.check(p);
+			return new PolicyTable(p, this.maxKeysPerPolicy, this.held, this.evictions);
+		});
+	}
+
+	/** Drop the tables of policies that hold no key and remember nothing that still counts. */
+	private void dropIdleTables(long now) {
+		for (PolicyTable table : this.tables.values()) {
+			if (table.retireIfIdle(now)) {
+				// Forgotten under the map's lock on the policy, so that a new table for it cannot be checked between.
+				this.tables.computeIfPresent(table.policy, (policy, current) -> {
+					if (current != table) {
+						return current;
+					}
+					this.names.forget(policy);
+					return null;
+				});
+			}
+		}
+	}
+
+	/**
+	 * Return how many policies the store holds a table for: those with keys held or remembered.
+	 * @return the number of policies
+	 */
+	int policies() {
+		return this.tables.size();
 	}
 
 	/**
@@ -335,8 +380,9 @@ public final class InMemoryRateLimitStore implements RateLimitStore {
 	}
 
 	/**
-	 * Drop every key whose state has expired, to release its memory at once; the store otherwise drops expired keys
-	 * as new keys come, without scanning. Takes {@code O(log n)} per key dropped.
+	 * Drop every key whose state has expired, and the policies left with no key, to release their memory at once;
+	 * the store otherwise drops expired keys as new keys come, without scanning. Takes {@code O(log n)} per key
+	 * dropped.
 	 * @return the number of keys dropped
 	 */
 	public int purgeExpired() {
@@ -345,6 +391,7 @@ public final class InMemoryRateLimitStore implements RateLimitStore {
 		for (PolicyTable table : this.tables.values()) {
 			dropped += table.purgeExpired(now);
 		}
+		dropIdleTables(now);
 		return dropped;
 	}
 

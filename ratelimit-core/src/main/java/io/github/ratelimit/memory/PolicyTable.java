@@ -32,6 +32,9 @@ final class PolicyTable {
 	/** How many states a new key's insertion may look at to drop one that expired, so memory follows live keys. */
 	private static final int RECLAIM_STEPS = 2;
 
+	/** How many expired states a look for idle tables drops at most per table. */
+	private static final int SWEEP_DROPS = 4;
+
 	/**
 	 * How long a state stays after it is back to fresh before a new key's insertion drops it. A client whose bucket
 	 * refills between its requests comes back to a state just expired: dropped at once, every request would rebuild
@@ -67,6 +70,12 @@ final class PolicyTable {
 	/** What evicted keys held, from the first eviction on. */
 	private @Nullable EvictedKeys evicted;
 
+	/** What {@link #acquireNew} answers once the table was dropped: the caller takes the store's new table. */
+	static final Decision RETIRED = new Decision(false, 0, 0, 0, 0, Decision.Origin.STORE);
+
+	/** Whether the store dropped this table, empty and with nothing remembered that counts. Guarded by the monitor. */
+	private boolean retired;
+
 	PolicyTable(RateLimitPolicy policy, int maxKeys, AtomicLong held, AtomicLong evictions) {
 		this.policy = policy;
 		this.maxKeys = maxKeys;
@@ -92,6 +101,9 @@ final class PolicyTable {
 	 * its slot and decides on that key's state
 	 */
 	synchronized @Nullable Decision acquireNew(String key, long cost, long now) {
+		if (this.retired) {
+			return RETIRED;
+		}
 		if (this.states.containsKey(key)) {
 			return null;
 		}
@@ -152,6 +164,23 @@ final class PolicyTable {
 			}
 		}
 		return state;
+	}
+
+	/**
+	 * Drop a few states expired for a while, then retire this table if it holds no key and remembers nothing that still counts:
+	 * the store then drops it, so that policies whose keys are all gone (a tenant's variant gone quiet) take no room.
+	 * The few states bound the time the table is locked; a larger table empties as its keys are reclaimed.
+	 * @param now the current time
+	 * @return whether it was retired
+	 */
+	synchronized boolean retireIfIdle(long now) {
+		for (int i = 0; i < SWEEP_DROPS && dropExpired(now - RECLAIM_AFTER_MILLIS, RECLAIM_STEPS); i++) {
+			// dropped one
+		}
+		if (this.size == 0 && (this.evicted == null || this.evicted.isLapsed(now))) {
+			this.retired = true;
+		}
+		return this.retired;
 	}
 
 	/**

@@ -15,15 +15,22 @@ import io.github.ratelimit.internal.Durations;
  */
 public final class PolicyNames {
 
+	/** A bound for stores that cannot say when a policy is gone: past it, what was met is forgotten. */
+	private static final int MAX_NAMES = 100_000;
+
 	private final ConcurrentHashMap<String, RateLimitPolicy> byName = new ConcurrentHashMap<>();
 
 	/**
-	 * Check that the policy is the only configuration of its name and variant this store has met.
+	 * Check that the policy is the only configuration of its name and variant this store has met (since it forgot
+	 * it, or forgot everything past {@value #MAX_NAMES} names and variants).
 	 * @param policy the policy
 	 * @throws IllegalArgumentException if another configuration of the same name and variant was met before
 	 */
 	public void check(RateLimitPolicy policy) {
-		String id = policy.name() + '\0' + policy.variant();
+		if (this.byName.size() >= MAX_NAMES) {
+			this.byName.clear();
+		}
+		String id = id(policy);
 		RateLimitPolicy known = this.byName.putIfAbsent(id, policy);
 		if (known != null && !known.equals(policy)) {
 			String name = "'" + policy.name() + "'" + (policy.variant().isEmpty() ? "" : " (variant '"
@@ -33,6 +40,19 @@ public final class PolicyNames {
 					+ "variant has one configuration. For limits per tenant, give each its variant "
 					+ "(RateLimitPolicy.builder(\"" + policy.name() + "\").variant(tenant)) or a name of its own.");
 		}
+	}
+
+	/**
+	 * Forget a policy the store holds nothing of any more, so that its name may come back with another
+	 * configuration.
+	 * @param policy the policy
+	 */
+	public void forget(RateLimitPolicy policy) {
+		this.byName.remove(id(policy), policy);
+	}
+
+	private static String id(RateLimitPolicy policy) {
+		return policy.name() + '\0' + policy.variant();
 	}
 
 	private static String describe(RateLimitPolicy policy) {

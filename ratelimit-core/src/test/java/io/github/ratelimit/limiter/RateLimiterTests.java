@@ -463,6 +463,25 @@ class RateLimiterTests {
 		assertThat(store.calls - calls).as("the open part is never asked").isEqualTo(10);
 	}
 
+	@Test
+	void theDenyCacheDropsPoliciesWithNoDenialLeft() {
+		LocalDenyCache cache = new LocalDenyCache(100_000);
+		long now = this.clock.currentTimeMillis();
+		for (int tenant = 0; tenant < 500; tenant++) {
+			RateLimitPolicy perTenant = RateLimitPolicy.builder("exports").variant("t" + tenant).limit(1)
+				.window(Duration.ofSeconds(1)).build();
+			cache.remember(perTenant, "k", 1, Decision.rejected(1, 0, 1_000, 1_000), now);
+			if (tenant % 2 == 0) {
+				cache.evict(perTenant, "k");
+			}
+			else {
+				assertThat(cache.check(perTenant, "k", 1, now + 1_000)).as("over").isNull();
+			}
+		}
+		assertThat(cache.policies()).isZero();
+		assertThat(cache.size()).isZero();
+	}
+
 	/** A store whose keys live in parts named after them, one of which can fail, as a Cluster's master can. */
 	static final class PartitionedStore implements RateLimitStore {
 

@@ -518,6 +518,44 @@ class InMemoryRateLimitStoreTests {
 	}
 
 	@Test
+	void policiesWhoseKeysAreAllGoneTakeNoRoomAndTheirNamesMayComeBackOtherwise() {
+		InMemoryRateLimitStore store = store(100_000, 100_000);
+		for (int tenant = 0; tenant < 2_000; tenant++) {
+			RateLimitPolicy perTenant = RateLimitPolicy.builder("exports").variant("tenant-" + tenant).limit(5)
+				.window(Duration.ofSeconds(1)).build();
+			store.tryAcquire(perTenant, "tenant-" + tenant, 1);
+		}
+		assertThat(store.policies()).isEqualTo(2_000);
+		this.clock.advance(Duration.ofSeconds(3));
+		RateLimitPolicy other = policy("other", Algorithm.FIXED, 5, Duration.ofSeconds(1));
+		for (int i = 0; i < 1_024; i++) {
+			store.tryAcquire(other, "k-" + i, 1);
+		}
+		assertThat(store.policies()).isEqualTo(1);
+		RateLimitPolicy changed = RateLimitPolicy.builder("exports").variant("tenant-7").limit(50)
+			.window(Duration.ofSeconds(1)).build();
+		assertThat(store.tryAcquire(changed, "tenant-7", 1).remaining()).isEqualTo(49);
+	}
+
+	@Test
+	void aPolicyThatEvictedKeepsItsMemoryUntilNothingInItCounts() {
+		InMemoryRateLimitStore store = store(2, 2);
+		RateLimitPolicy policy = policy("p", Algorithm.FIXED, 5, Duration.ofMinutes(1));
+		this.clock.alignTo(policy.window(), 0);
+		store.tryAcquire(policy, "evicted", 3);
+		store.tryAcquire(policy, "a", 4);
+		store.tryAcquire(policy, "b", 4); // "evicted" goes, held 3
+		store.reset(policy, "a");
+		store.reset(policy, "b");
+		assertThat(store.purgeExpired()).isZero();
+		assertThat(store.policies()).as("empty, but it remembers what 'evicted' held").isEqualTo(1);
+		assertThat(store.peek(policy, "evicted").remaining()).isEqualTo(2);
+		this.clock.advance(policy.window());
+		store.purgeExpired();
+		assertThat(store.policies()).isZero();
+	}
+
+	@Test
 	void rejectsACostBelowOne() {
 		assertThatIllegalArgumentException().isThrownBy(() -> store(1, 1).tryAcquire(this.policy, "k", 0))
 			.withMessage("'cost' must be at least 1 but was 0");

@@ -30,6 +30,9 @@ final class PolicyScript {
 	/** Whether this instance decides with this policy itself (rather than knowing it as another instance's set). */
 	volatile boolean own;
 
+	/** When a decision last used it, in the store's local milliseconds: idle ones are dropped. */
+	volatile long lastUsed;
+
 	PolicyScript(RateLimitPolicy policy, RedisKeys keys, byte[] leastTtl, @Nullable Coalescer coalescer,
 			PolicyVersions versions) {
 		this.policy = policy;

@@ -13,6 +13,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 
 import io.github.ratelimit.Algorithm;
@@ -79,6 +80,12 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 
 	private static final byte[] TAKE = RedisKeys.bytes("take");
 
+	/** Past how many policies the store looks for idle ones to drop when it meets a new one. */
+	static final int SWEEP_ABOVE_POLICIES = 1_024;
+
+	/** How long a policy stays unused before the store drops what it keeps for it: ten minutes. */
+	static final long IDLE_POLICY_MILLIS = 600_000;
+
 	private static final byte[] REFUND = RedisKeys.bytes("refund");
 
 	/** The all-or-nothing script's name of each algorithm, by ordinal. */
@@ -116,6 +123,9 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 	private final boolean oneSlotPerCall;
 
 	private final ConcurrentHashMap<RateLimitPolicy, PolicyScript> policies = new ConcurrentHashMap<>();
+
+	/** When idle policies were last looked for, in local milliseconds. */
+	private final AtomicLong lastSweep = new AtomicLong(Long.MIN_VALUE / 2);
 
 	private final PrefixedKeys prefixedKeys;
 
@@ -193,6 +203,7 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 		}
 		long start = System.nanoTime();
 		PolicyScript script = ownScript(policy);
+		script.lastUsed = localMillis(start);
 		List<RateLimitPolicy> others = this.versions.others(script.versions, start + this.timeoutNanos);
 		if (!others.isEmpty()) {
 			return decideWithOthers(List.of(new Acquisition(policy, key, cost)), List.of(others), start).decisions()
@@ -244,8 +255,11 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 	public Reservation tryAcquireAll(List<Acquisition> acquisitions) {
 		long start = System.nanoTime();
 		List<PolicyVersions.View> views = new ArrayList<>(acquisitions.size());
+		long used = localMillis(start);
 		for (Acquisition acquisition : acquisitions) {
-			PolicyVersions.View view = ownScript(acquisition.policy()).versions;
+			PolicyScript script = ownScript(acquisition.policy());
+			script.lastUsed = used;
+			PolicyVersions.View view = script.versions;
 			this.versions.refreshIfDue(view); // all under way before any is awaited
 			views.add(view);
 		}
@@ -591,9 +605,45 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 
 	private PolicyScript script(RateLimitPolicy policy) {
 		PolicyScript script = this.policies.get(policy);
-		return (script != null) ? script
-				: this.policies.computeIfAbsent(policy,
-						(p) -> new PolicyScript(p, this.keys, this.leastTtl, this.coalescer, this.versions));
+		if (script != null) {
+			return script;
+		}
+		if (this.policies.size() >= SWEEP_ABOVE_POLICIES) {
+			dropIdlePolicies();
+		}
+		return this.policies.computeIfAbsent(policy, (p) -> {
+			PolicyScript created = new PolicyScript(p, this.keys, this.leastTtl, this.coalescer, this.versions);
+			created.lastUsed = localMillis(System.nanoTime());
+			return created;
+		});
+	}
+
+	/**
+	 * Drop what the store keeps for policies no decision used for {@value #IDLE_POLICY_MILLIS} ms (a tenant's variant
+	 * gone quiet), at most once a second: a policy that comes back is set up again, and says which parameters it
+	 * decides with before its first decision, as a new one does.
+	 */
+	private void dropIdlePolicies() {
+		long now = localMillis(System.nanoTime());
+		long last = this.lastSweep.get();
+		if (now - last < 1_000 || !this.lastSweep.compareAndSet(last, now)) {
+			return;
+		}
+		this.policies.forEach((policy, script) -> {
+			if (now - script.lastUsed >= IDLE_POLICY_MILLIS && this.policies.remove(policy, script) && script.own) {
+				this.names.forget(policy);
+			}
+		});
+	}
+
+	/** How many policies the store keeps scripts for, its own and other instances' parameter sets. */
+	int policies() {
+		return this.policies.size();
+	}
+
+	/** Milliseconds for the policies' idle times: monotonic, unless a clock drives the store. */
+	private long localMillis(long nanoTime) {
+		return (this.clock != null) ? this.clock.currentTimeMillis() : nanoTime / 1_000_000;
 	}
 
 	/**

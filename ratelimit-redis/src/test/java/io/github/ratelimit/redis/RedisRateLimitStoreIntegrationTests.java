@@ -283,6 +283,27 @@ class RedisRateLimitStoreIntegrationTests {
 	}
 
 	@Test
+	void whatTheStoreKeepsForAPolicyNoDecisionUsedForTenMinutesIsDropped() {
+		MutableTimeSource clock = MutableTimeSource.at("2030-01-01T00:00:00Z");
+		try (RedisRateLimitStore store = RedisRateLimitStore.builder(connectionFactory).keyPrefix(this.prefix)
+			.clock(clock).timeout(Duration.ofSeconds(10)).build()) {
+			for (int tenant = 0; tenant < RedisRateLimitStore.SWEEP_ABOVE_POLICIES; tenant++) {
+				store.tryAcquire(RateLimitPolicy.builder("exports").variant("t" + tenant).limit(5)
+					.window(Duration.ofMinutes(1)).build(), "t" + tenant, 1);
+			}
+			RateLimitPolicy busy = RateLimitPolicy.builder("busy").limit(1_000).window(Duration.ofHours(1)).build();
+			clock.advanceMillis(RedisRateLimitStore.IDLE_POLICY_MILLIS - 1_000);
+			store.tryAcquire(busy, "k", 1);
+			clock.advanceMillis(1_000);
+			store.tryAcquire(RateLimitPolicy.builder("newcomer").limit(5).window(Duration.ofMinutes(1)).build(), "k", 1);
+			assertThat(store.policies()).as("the busy policy and the newcomer").isEqualTo(2);
+			// A dropped tenant comes back, with its count in Redis intact.
+			assertThat(store.tryAcquire(RateLimitPolicy.builder("exports").variant("t7").limit(5)
+				.window(Duration.ofMinutes(1)).build(), "t7", 1).remaining()).isEqualTo(4);
+		}
+	}
+
+	@Test
 	void resetMessagesCarryAnyKeyAsItWas() {
 		for (String key : new String[] { "", "k", "\u0000:x", "\ud800", "a".repeat(300), "{tag}:%#" }) {
 			byte[] message = ResetBroadcast.encode("orders", "pro", key);
