@@ -5,6 +5,8 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.Base64;
 
+import io.github.ratelimit.RateLimitPolicy;
+
 /**
  * The one bound on the size of counter keys, so that a client cannot inflate a store's memory with huge keys: a key
  * longer than {@value #MAX_KEY_BYTES} UTF-8 bytes is replaced by its SHA-256. The limiter bounds every key before it
@@ -59,6 +61,17 @@ public final class StoreKeys {
 		catch (NoSuchAlgorithmException ex) {
 			throw new IllegalStateException("SHA-256 is required of every Java platform", ex);
 		}
+	}
+
+	/**
+	 * Return what keeps a policy's variant (a plan's, a tenant's) apart in the names a store builds: nothing for the
+	 * policy as declared, so its names stay those of a policy without variants, else {@code :v=} and the escaped,
+	 * bounded variant. Two variants with the same parameters therefore never share a counter.
+	 * @param policy the policy
+	 * @return {@code ""} or {@code :v=<variant>}
+	 */
+	public static String variantSuffix(RateLimitPolicy policy) {
+		return policy.variant().isEmpty() ? "" : ":v=" + bounded(escape(policy.variant()));
 	}
 
 	/**

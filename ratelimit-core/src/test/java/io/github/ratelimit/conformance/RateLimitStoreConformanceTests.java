@@ -339,6 +339,20 @@ public abstract class RateLimitStoreConformanceTests {
 
 	@ParameterizedTest
 	@EnumSource(Algorithm.class)
+	void variantsOfAPolicyCountApartEvenWithEqualLimits(Algorithm algorithm) {
+		RateLimitPolicy declared = policy(algorithm, 2, Duration.ofMinutes(1));
+		RateLimitPolicy gold = declared.toBuilder().variant("gold").build();
+		RateLimitPolicy odd = declared.toBuilder().variant("g:o{l}d%").build();
+		assumeSupported(declared);
+		this.clock.alignTo(declared.window(), 1_000);
+		for (RateLimitPolicy variant : List.of(declared, gold, odd)) {
+			assertThat(take(variant, "k", 2).allowed()).as(variant.toString()).isTrue();
+			assertThat(take(variant, "k", 1).allowed()).as(variant.toString()).isFalse();
+		}
+	}
+
+	@ParameterizedTest
+	@EnumSource(Algorithm.class)
 	void aRequestRejectedByOneOfItsLimitsTakesNothingFromTheOthers(Algorithm algorithm) {
 		RateLimitPolicy tested = policy(algorithm, 5, Duration.ofMinutes(1));
 		RateLimitPolicy strict = policy(Algorithm.FIXED, 1, Duration.ofMinutes(1));

@@ -5,7 +5,8 @@ import io.github.ratelimit.store.StoreKeys;
 
 /**
  * Builds the partition keys ({@code pk}) of a decision's items:
- * {@code <prefix>:<policy>:<key>:<algorithm>:<parameters>}, and {@code :<window start ms>} for the windowed
+ * {@code <prefix>:<policy>:<key>:<algorithm>:<parameters>}, then {@code :v=<variant>} for a variant other than the
+ * declared policy ({@link StoreKeys#variantSuffix}), and {@code :<window start ms>} for the windowed
  * algorithms, whose window lives in the key as in the seed.
  * <p>
  * Policy and key are escaped ({@link StoreKeys#escape}), so a client-supplied key can neither reach into another
@@ -48,9 +49,10 @@ final class ItemKeys {
 	}
 
 	private static String fingerprint(RateLimitPolicy policy) {
-		return policy.algorithm().isBucket()
+		String parameters = policy.algorithm().isBucket()
 				? policy.limit() + "/" + policy.windowMillis() + "/" + policy.burst()
 				: policy.limit() + "/" + policy.windowMillis();
+		return parameters + StoreKeys.variantSuffix(policy);
 	}
 
 }

@@ -10,7 +10,8 @@ import io.github.ratelimit.store.StoreKeys;
  * Builds the Redis keys of a decision: {@code <prefix>:{<policy>:<key>}:<algorithm>:<parameters>}.
  * <p>
  * The parameters that give the state its meaning are part of the key ({@code limit/window} in milliseconds, and
- * {@code /burst} for the buckets; the window alone for the sliding log, whose entries mean the same under any limit).
+ * {@code /burst} for the buckets; the window alone for the sliding log, whose entries mean the same under any limit),
+ * and so is a variant other than the declared policy ({@code :v=<variant>}, {@link StoreKeys#variantSuffix}).
  * So after a change of algorithm, limit, window or burst (an edited {@code application.yml}, or a rolling deploy where
  * old and new instances alternate) no instance reads state counted under other parameters as its own: each set of
  * parameters counts from fresh state, and the old keys expire. While two versions run side by side, a decision takes
@@ -155,14 +156,15 @@ final class RedisKeys {
 	}
 
 	/**
-	 * The parameters that give the algorithm's state its meaning.
+	 * The parameters that give the algorithm's state its meaning, and the variant, which counts apart.
 	 */
 	static String fingerprint(RateLimitPolicy policy) {
-		return switch (policy.algorithm()) {
+		String parameters = switch (policy.algorithm()) {
 			case FIXED, SLIDING_COUNTER -> policy.limit() + "/" + policy.windowMillis();
 			case TOKEN_BUCKET, LEAKY_BUCKET -> policy.limit() + "/" + policy.windowMillis() + "/" + policy.burst();
 			case SLIDING_LOG -> Long.toString(policy.windowMillis());
 		};
+		return parameters + StoreKeys.variantSuffix(policy);
 	}
 
 	private static String suffix(Algorithm algorithm) {

@@ -46,6 +46,18 @@ class RedisKeysTests {
 	}
 
 	@Test
+	void aVariantNamesItselfAfterTheParametersEncodedAndBounded() {
+		RateLimitPolicy quota = policy("quota", Algorithm.FIXED);
+		assertThat(key(quota.toBuilder().variant("gold").build(), "k")).isEqualTo("ratelimit:{quota:k}:fx:1/1000:v=gold");
+		assertThat(key(quota.toBuilder().variant("a:b}").build(), "k"))
+			.isEqualTo("ratelimit:{quota:k}:fx:1/1000:v=a%3Ab%7D");
+		assertThat(key(quota.toBuilder().variant("t".repeat(10_000)).build(), "k"))
+			.startsWith("ratelimit:{quota:k}:fx:1/1000:v=" + StoreKeys.HASHED_PREFIX)
+			.hasSizeLessThan(100);
+		assertThat(RedisKeys.sameState(quota, quota.toBuilder().variant("gold").build())).isFalse();
+	}
+
+	@Test
 	void theSlidingLogKeepsItsEntriesWhenOnlyTheLimitChanges() {
 		RateLimitPolicy log = RateLimitPolicy.builder("orders")
 			.algorithm(Algorithm.SLIDING_LOG)
