@@ -196,6 +196,32 @@ local function counter_refund(key, cost, window, at)
   end
 end
 
+-- As in sliding-log.lua: merge the oldest entries whose total is at most the units above the limit into one.
+local function log_merge_surplus(log, surplus)
+  local merged, total, last, index = 0, 0, nil, 0
+  while true do
+    local chunk = redis.call('LRANGE', log, index, index + 63)
+    for j = 1, #chunk, 2 do
+      local units = tonumber(chunk[j + 1])
+      if total + units > surplus then
+        chunk = nil
+        break
+      end
+      merged, total, last = merged + 1, total + units, tonumber(chunk[j])
+    end
+    if chunk == nil or #chunk == 0 then
+      break
+    end
+    index = index + #chunk
+  end
+  if merged < 2 then
+    return nil
+  end
+  redis.call('LTRIM', log, 2 * merged, -1)
+  redis.call('LPUSH', log, total, last)
+  return last
+end
+
 local function log_take(log, summary, cost, limit, window)
   local sum, oldest, newest, newest_cost, expires = 0, nil, nil, 0, 0
   local state = redis.call('GET', summary)
@@ -209,7 +235,10 @@ local function log_take(log, summary, cost, limit, window)
     t = newest
   end
   local changed = false
-  if oldest and oldest <= t - window then
+  if newest and newest <= t - window then
+    redis.call('DEL', log, summary)
+    sum, oldest, newest, newest_cost, expires = 0, nil, nil, 0, 0
+  elseif oldest and oldest <= t - window then
     local expired, first_kept = 0, nil
     while first_kept == nil do
       local chunk = redis.call('LRANGE', log, expired, expired + 63)
@@ -263,6 +292,12 @@ local function log_take(log, summary, cost, limit, window)
   local reset = 0
   if newest then
     reset = newest + window - t
+    if sum > limit then
+      local merged = log_merge_surplus(log, sum - limit)
+      if merged then
+        oldest, changed = merged, true
+      end
+    end
     if changed then
       redis.call('SET', summary, struct.pack('ddddd', sum, oldest, newest, newest_cost, expires), 'KEEPTTL')
     end

@@ -24,6 +24,35 @@ local function time_freeing(log, needed, t)
   end
 end
 
+-- Merge the oldest entries whose total is at most `surplus` (the units above the limit) into one, at the newest one's
+-- time. They must all leave before anything passes, so the merge changes no decision of this limit; a log a larger
+-- limit left behind (before a change, or another instance's during one) is read once and is back within this
+-- limit's bound. Returns the merged entry's time, or nil if there was nothing to merge.
+local function merge_surplus(log, surplus)
+  local merged, total, last, index = 0, 0, nil, 0
+  while true do
+    local chunk = redis.call('LRANGE', log, index, index + 63)
+    for j = 1, #chunk, 2 do
+      local cost = tonumber(chunk[j + 1])
+      if total + cost > surplus then
+        chunk = nil
+        break
+      end
+      merged, total, last = merged + 1, total + cost, tonumber(chunk[j])
+    end
+    if chunk == nil or #chunk == 0 then
+      break
+    end
+    index = index + #chunk
+  end
+  if merged < 2 then
+    return nil
+  end
+  redis.call('LTRIM', log, 2 * merged, -1)
+  redis.call('LPUSH', log, total, last)
+  return last
+end
+
 for i = 1, #ARGV - 7 do
   local log, summary, cost = KEYS[2 * i - 1], KEYS[2 * i], tonumber(ARGV[7 + i])
   local sum, oldest, newest, newest_cost, expires = 0, nil, nil, 0, 0
@@ -38,9 +67,12 @@ for i = 1, #ARGV - 7 do
     t = newest
   end
 
-  -- Trim the entries that left the window, scanning the head in chunks.
+  -- Trim the entries that left the window, scanning the head in chunks (or none when every entry left).
   local changed = false
-  if oldest and oldest <= t - window then
+  if newest and newest <= t - window then
+    redis.call('DEL', log, summary)
+    sum, oldest, newest, newest_cost, expires = 0, nil, nil, 0, 0
+  elseif oldest and oldest <= t - window then
     local expired, first_kept = 0, nil
     while first_kept == nil do
       local chunk = redis.call('LRANGE', log, expired, expired + 63)
@@ -97,6 +129,12 @@ for i = 1, #ARGV - 7 do
     local reset = 0
     if newest then
       reset = newest + window - t
+      if sum > limit then
+        local merged = merge_surplus(log, sum - limit)
+        if merged then
+          oldest, changed = merged, true
+        end
+      end
       if changed then
         redis.call('SET', summary, struct.pack('ddddd', sum, oldest, newest, newest_cost, expires), 'KEEPTTL')
       end

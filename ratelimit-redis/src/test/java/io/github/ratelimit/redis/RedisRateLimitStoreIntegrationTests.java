@@ -20,6 +20,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
@@ -180,6 +181,53 @@ class RedisRateLimitStoreIntegrationTests {
 				assertThat((Long) redis.call("LLEN", log)).as("request %d", i).isLessThanOrEqualTo(2L * 5);
 				clock.advance(Duration.ofMillis(37));
 			}
+		}
+	}
+
+	/**
+	 * After a limit decrease the log still holds the larger limit's entries: the first rejection merges those that
+	 * must all leave before anything passes, so later decisions read no more than the new limit needs, and every
+	 * answer is the one the whole log would give.
+	 */
+	@ParameterizedTest
+	@ValueSource(booleans = { false, true })
+	void aLogALargerLimitLeftBehindShrinksToTheNewLimitsBoundWithTheSameAnswers(boolean allOrNothing) {
+		io.github.ratelimit.conformance.MutableTimeSource clock = io.github.ratelimit.conformance.MutableTimeSource
+			.at("2030-01-01T00:00:00Z");
+		RateLimitPolicy larger = policy(Algorithm.SLIDING_LOG, 1_000, Duration.ofMinutes(1));
+		RateLimitPolicy smaller = larger.toBuilder().limit(10).build();
+		RateLimitPolicy other = policy(Algorithm.FIXED, 1_000_000, Duration.ofMinutes(1));
+		String log = new String(new RedisKeys(this.prefix).keys(larger, "k")[0],
+				java.nio.charset.StandardCharsets.UTF_8);
+		try (RedisRateLimitStore store = RedisRateLimitStore.builder(connectionFactory).keyPrefix(this.prefix)
+			.clock(clock).timeout(Duration.ofSeconds(10)).build()) {
+			for (int i = 0; i < 1_000; i++) {
+				assertThat(store.tryAcquire(larger, "k", 1).allowed()).isTrue();
+				clock.advance(Duration.ofMillis(10));
+			}
+		}
+		// A new configuration, once the old one's set is no longer live: entry i (at 10·i ms) leaves at
+		// 60,000 + 10·i ms; 'now' is 21,000 ms.
+		clock.advance(Duration.ofSeconds(11));
+		try (RedisRateLimitStore store = RedisRateLimitStore.builder(connectionFactory).keyPrefix(this.prefix)
+			.clock(clock).timeout(Duration.ofSeconds(10)).build()) {
+			java.util.function.Supplier<Decision> take = () -> allOrNothing
+					? store.tryAcquireAll(List.of(new Acquisition(smaller, "k", 1), new Acquisition(other, "k", 1)))
+						.decisions().get(0)
+					: store.tryAcquire(smaller, "k", 1);
+			Decision first = take.get();
+			assertThat(first.allowed()).isFalse();
+			// 991 of the 1,000 must leave for one more to fit: the 991st leaves at 60,000 + 9,900 ms.
+			assertThat(first.retryAfterMillis()).isEqualTo(60_000 + 9_900 - 21_000);
+			assertThat((Long) redis.call("LLEN", log)).as("the 990 that must leave first are one entry")
+				.isEqualTo(2L * 11);
+			assertThat(take.get().retryAfterMillis()).isEqualTo(first.retryAfterMillis());
+			clock.advance(Duration.ofMillis(first.retryAfterMillis() - 1));
+			assertThat(take.get().allowed()).isFalse();
+			clock.advance(Duration.ofMillis(1));
+			assertThat(take.get().allowed()).isTrue();
+			assertThat(take.get().allowed()).isFalse();
+			assertThat(take.get().remaining()).isZero();
 		}
 	}
 
