@@ -1,5 +1,9 @@
 package io.github.ratelimit;
 
+import java.util.List;
+
+import org.jspecify.annotations.Nullable;
+
 /**
  * Callback for what a {@link io.github.ratelimit.limiter.RateLimiter} decides, for metrics and audit. Called on the request thread: keep it
  * fast and never throw.
@@ -11,6 +15,20 @@ public interface RateLimitListener {
 	/** A listener that does nothing. */
 	RateLimitListener NONE = new RateLimitListener() {
 	};
+
+	/**
+	 * Return one listener that calls each of these in turn.
+	 * @param listeners the listeners
+	 * @return {@link #NONE} for none, the listener itself for one, else one that calls them all
+	 * @since 0.2.0
+	 */
+	static RateLimitListener of(List<RateLimitListener> listeners) {
+		return switch (listeners.size()) {
+			case 0 -> NONE;
+			case 1 -> listeners.get(0);
+			default -> new Composite(List.copyOf(listeners));
+		};
+	}
 
 	/**
 	 * Called for every decision, including those made locally (see {@link Decision#origin()}).
@@ -27,7 +45,7 @@ public interface RateLimitListener {
 	 * @param decision what the store decided
 	 * @since 0.2.0
 	 */
-		default void onShadowRejection(RateLimitPolicy policy, Decision decision) {
+	default void onShadowRejection(RateLimitPolicy policy, Decision decision) {
 	}
 
 	/**
@@ -35,7 +53,33 @@ public interface RateLimitListener {
 	 * @param policy the policy
 	 * @param failure the failure, or {@code null} when the store was not called because its circuit is open
 	 */
-	default void onStoreFailure(RateLimitPolicy policy, @org.jspecify.annotations.Nullable RuntimeException failure) {
+	default void onStoreFailure(RateLimitPolicy policy, @Nullable RuntimeException failure) {
+	}
+
+	/** Listeners called in turn. */
+	record Composite(List<RateLimitListener> listeners) implements RateLimitListener {
+
+		@Override
+		public void onDecision(RateLimitPolicy policy, Decision decision) {
+			for (RateLimitListener listener : this.listeners) {
+				listener.onDecision(policy, decision);
+			}
+		}
+
+		@Override
+		public void onShadowRejection(RateLimitPolicy policy, Decision decision) {
+			for (RateLimitListener listener : this.listeners) {
+				listener.onShadowRejection(policy, decision);
+			}
+		}
+
+		@Override
+		public void onStoreFailure(RateLimitPolicy policy, @Nullable RuntimeException failure) {
+			for (RateLimitListener listener : this.listeners) {
+				listener.onStoreFailure(policy, failure);
+			}
+		}
+
 	}
 
 }

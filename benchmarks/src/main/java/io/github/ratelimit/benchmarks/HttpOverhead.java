@@ -51,13 +51,14 @@ public final class HttpOverhead {
 		if (args.length < 4) {
 			System.err.println("Usage: HttpOverhead <base-url> <plain-path> <limited-path> --app-pid=<pid> "
 					+ "[--phase-pairs=200] [--phase-millis=1000] [--phase-log=<csv file>] [--rounds=0] [--seconds=5] "
-					+ "[--connections=16]");
+					+ "[--connections=16] [--limited-app-pid=<pid of another app serving the limited path>]");
 			System.exit(2);
 		}
 		URI base = URI.create(args[0]);
 		URI plain = base.resolve(args[1]);
 		URI limited = base.resolve(args[2]);
 		long appPid = -1;
+		long limitedAppPid = -1;
 		int rounds = 0;
 		int seconds = 5;
 		int connections = 16;
@@ -68,6 +69,7 @@ public final class HttpOverhead {
 			String[] option = args[i].split("=", 2);
 			switch (option[0]) {
 				case "--app-pid" -> appPid = Long.parseLong(option[1]);
+				case "--limited-app-pid" -> limitedAppPid = Long.parseLong(option[1]);
 				case "--rounds" -> rounds = Integer.parseInt(option[1]);
 				case "--seconds" -> seconds = Integer.parseInt(option[1]);
 				case "--connections" -> connections = Integer.parseInt(option[1]);
@@ -81,10 +83,15 @@ public final class HttpOverhead {
 			throw new IllegalArgumentException("--app-pid is required: the measurement reads the app's CPU time");
 		}
 		AppCpu app = new AppCpu(appPid);
+		// Two builds side by side (the plain path on one app, the measured one on another, both on one CPU): each
+		// phase's CPU is both apps', the idle one's as much in every phase.
+		AppCpu limitedApp = (limitedAppPid > 0) ? new AppCpu(limitedAppPid) : app;
+		java.util.function.LongSupplier cpuNanos = (limitedApp != app)
+				? () -> app.cpuNanos() + limitedApp.cpuNanos() : app::cpuNanos;
 		int warmPairs = 0;
 		for (int pair = 1; pair <= MAX_WARM_UP_PAIRS; pair++) {
 			Run first = Run.measure(plain, connections, WARM_UP_SECONDS, app);
-			Run second = Run.measure(limited, connections, WARM_UP_SECONDS, app);
+			Run second = Run.measure(limited, connections, WARM_UP_SECONDS, limitedApp);
 			double jitShare = (first.jitShare() + second.jitShare()) / 2;
 			System.out.printf(Locale.ROOT, "warm-up %d: plain %.0f/s, limited %.0f/s, JIT %.1f%% of the app's CPU%n",
 					pair, first.load().requestsPerSecond(), second.load().requestsPerSecond(), jitShare * 100);
@@ -96,7 +103,7 @@ public final class HttpOverhead {
 		if (phasePairs > 0) {
 			// One pair more than measured: the first, in which connections open, is left out.
 			List<HttpLoad.Phase> phases = HttpLoad.runPhased(List.of(plain, limited), connections,
-					Duration.ofMillis(phaseMillis), 2 * (phasePairs + 1), HttpOverhead::phaseEndpoint, app::cpuNanos);
+					Duration.ofMillis(phaseMillis), 2 * (phasePairs + 1), HttpOverhead::phaseEndpoint, cpuNanos);
 			if (phaseLog != null) {
 				writePhases(phaseLog, phases);
 			}

@@ -20,6 +20,15 @@ public final class LayoutRules {
 	private static final String[] WEB = { "jakarta.servlet..", "org.springframework.web..",
 			"org.springframework.http..", "org.springframework.boot.." };
 
+	/** The types of one web stack or another: the engine knows neither. */
+	private static final String[] WEB_STACKS = { "jakarta.servlet..", "org.springframework.web.servlet..",
+			"org.springframework.web.reactive..", "org.springframework.web.server..",
+			"org.springframework.http.server.reactive..", "reactor.." };
+
+	/** What decides: a web stack's adapters only hand requests to the engine. */
+	private static final String[] DECIDING = { "io.github.ratelimit.limiter..", "io.github.ratelimit.store..",
+			"io.github.ratelimit.memory..", "io.github.ratelimit.redis..", "io.github.ratelimit.dynamodb.." };
+
 	private LayoutRules() {
 	}
 
@@ -54,6 +63,41 @@ public final class LayoutRules {
 			.dependOnClassesThat()
 			.resideInAnyPackage(WEB)
 			.as("a store imports no Spring Boot, servlet or web types");
+	}
+
+	/**
+	 * The policy engine ({@code ratelimit-spring}) imports no Spring Boot type and no type of a web stack: each stack
+	 * adapts its requests to it.
+	 * @return the rule
+	 */
+	public static ArchRule engineIsFreeOfBootAndWebStacks() {
+		return noClasses().should()
+			.dependOnClassesThat()
+			.resideInAnyPackage(concat(WEB_STACKS, "org.springframework.boot.."))
+			.as("the engine imports no Spring Boot, servlet or reactive types");
+	}
+
+	/**
+	 * A web stack's adapters decide nothing: they never call the limiter or a store, only the engine.
+	 * @return the rule
+	 */
+	public static ArchRule adaptersDecideNothing() {
+		return noClasses().should()
+			.dependOnClassesThat()
+			.resideInAnyPackage(DECIDING)
+			.as("a web stack's adapters call the engine, never the limiter or a store");
+	}
+
+	/**
+	 * A web stack's adapters import no other stack's, and no Spring Boot type.
+	 * @param otherStacks the packages of the other stacks' adapters and types
+	 * @return the rule
+	 */
+	public static ArchRule adaptersAreIndependent(String... otherStacks) {
+		return noClasses().should()
+			.dependOnClassesThat()
+			.resideInAnyPackage(concat(otherStacks, "org.springframework.boot.."))
+			.as("a web stack's adapters import no other stack and no Spring Boot type");
 	}
 
 	/**

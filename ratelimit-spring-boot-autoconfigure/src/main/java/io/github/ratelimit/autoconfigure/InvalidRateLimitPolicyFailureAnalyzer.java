@@ -1,6 +1,6 @@
 package io.github.ratelimit.autoconfigure;
 
-import io.github.ratelimit.aop.InvalidRateLimitPolicyException;
+import io.github.ratelimit.engine.InvalidRateLimitPolicyException;
 
 import org.springframework.boot.diagnostics.AbstractFailureAnalyzer;
 import org.springframework.boot.diagnostics.FailureAnalysis;

@@ -1,7 +1,6 @@
 package io.github.ratelimit.autoconfigure;
 
 import io.github.ratelimit.RateLimitListener;
-import io.github.ratelimit.RateLimitPolicy;
 import io.github.ratelimit.limiter.RateLimiter;
 import io.github.ratelimit.TimeSource;
 import io.github.ratelimit.annotation.RateLimited;
@@ -19,9 +18,10 @@ import org.springframework.context.annotation.Import;
 
 /**
  * {@link EnableAutoConfiguration Auto-configuration} for {@link RateLimited @RateLimited} methods: a
- * {@link RateLimitStore} (Redis when a {@code RedisConnectionFactory} is available, else in memory), the
- * {@link RateLimiter} in front of it, and, in a servlet web application, the interception of annotated methods, the
- * response headers and the 429 advice.
+ * {@link RateLimitStore} (Redis, DynamoDB or memory), the {@link RateLimiter} in front of it, and, in a web
+ * application, the policy engine ({@code ratelimit-spring}) with its Spring MVC adapters
+ * ({@code ratelimit-spring-webmvc}): the interception of annotated methods, the filter layer, the response headers and
+ * the 429 advice.
  *
  * @since 0.1.0
  */
@@ -29,7 +29,7 @@ import org.springframework.context.annotation.Import;
 @ConditionalOnBooleanProperty(name = "ratelimit.enabled", matchIfMissing = true)
 @EnableConfigurationProperties(RateLimitProperties.class)
 @Import({ RateLimitStoreConfigurations.DynamoDb.class, RateLimitStoreConfigurations.Redis.class,
-		RateLimitStoreConfigurations.InMemory.class,
+		RateLimitStoreConfigurations.InMemory.class, RateLimitEngineConfiguration.class,
 		RateLimitWebMvcConfiguration.class })
 public final class RateLimitAutoConfiguration {
 
@@ -50,7 +50,7 @@ public final class RateLimitAutoConfiguration {
 			.openDuration(circuitBreaker.getOpenDuration())
 			.failureLogInterval(properties.getFailureLogInterval())
 			.denyCacheMaxKeys(properties.getDenyCache().getMaxKeys())
-			.listener(listener(listeners.orderedStream().toList()));
+			.listener(RateLimitListener.of(listeners.orderedStream().toList()));
 		if (!properties.getDenyCache().isEnabled()) {
 			builder.denyCache(false);
 		}
@@ -58,40 +58,6 @@ public final class RateLimitAutoConfiguration {
 		builder.fallbackStore((store instanceof InMemoryRateLimitStore) ? store
 				: properties.getMemory().build(rateLimitTimeSource));
 		return builder.build();
-	}
-
-	private static RateLimitListener listener(java.util.List<RateLimitListener> listeners) {
-		// None or one is passed as it is: with no listener, the limiter's boolean path allocates nothing.
-		return switch (listeners.size()) {
-			case 0 -> RateLimitListener.NONE;
-			case 1 -> listeners.get(0);
-			default -> new CompositeListener(listeners);
-		};
-	}
-
-	private record CompositeListener(java.util.List<RateLimitListener> listeners) implements RateLimitListener {
-
-		@Override
-		public void onDecision(RateLimitPolicy policy, io.github.ratelimit.Decision decision) {
-			for (RateLimitListener listener : this.listeners) {
-				listener.onDecision(policy, decision);
-			}
-		}
-
-		@Override
-		public void onShadowRejection(RateLimitPolicy policy, io.github.ratelimit.Decision decision) {
-			for (RateLimitListener listener : this.listeners) {
-				listener.onShadowRejection(policy, decision);
-			}
-		}
-
-		@Override
-		public void onStoreFailure(RateLimitPolicy policy, @org.jspecify.annotations.Nullable RuntimeException failure) {
-			for (RateLimitListener listener : this.listeners) {
-				listener.onStoreFailure(policy, failure);
-			}
-		}
-
 	}
 
 }

@@ -1,6 +1,6 @@
 package io.github.ratelimit.autoconfigure;
 
-import io.github.ratelimit.aop.RateLimitedMethodRegistry;
+import io.github.ratelimit.engine.PolicyCatalog;
 import io.github.ratelimit.limiter.RateLimiter;
 
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
@@ -20,13 +20,13 @@ import org.springframework.context.annotation.Bean;
 @AutoConfiguration(after = RateLimitAutoConfiguration.class)
 @ConditionalOnClass({ Endpoint.class, ConditionalOnAvailableEndpoint.class })
 @ConditionalOnAvailableEndpoint(RateLimitsEndpoint.class)
-@ConditionalOnBean({ RateLimitedMethodRegistry.class, RateLimiter.class })
+@ConditionalOnBean({ PolicyCatalog.class, RateLimiter.class })
 public final class RateLimitEndpointAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	RateLimitsEndpoint rateLimitsEndpoint(RateLimitedMethodRegistry registry, RateLimiter rateLimiter) {
-		return new RateLimitsEndpoint(registry, rateLimiter);
+	RateLimitsEndpoint rateLimitsEndpoint(PolicyCatalog catalog, RateLimiter rateLimiter) {
+		return new RateLimitsEndpoint(catalog, rateLimiter);
 	}
 
 }

@@ -1,5 +1,6 @@
 package io.github.ratelimit.autoconfigure;
 
+import java.beans.PropertyDescriptor;
 import java.net.URI;
 import java.time.Duration;
 import java.time.temporal.ChronoUnit;
@@ -12,6 +13,7 @@ import io.github.ratelimit.Algorithm;
 import io.github.ratelimit.FailureMode;
 import io.github.ratelimit.PolicyMode;
 import io.github.ratelimit.dynamodb.DynamoDbRateLimitStore;
+import io.github.ratelimit.engine.PolicyValues;
 import io.github.ratelimit.limiter.RateLimiter;
 import io.github.ratelimit.memory.InMemoryRateLimitStore;
 import io.github.ratelimit.redis.RedisRateLimitStore;
@@ -20,6 +22,8 @@ import io.github.ratelimit.web.IpRange;
 import io.github.ratelimit.web.RateLimitHeaderStyle;
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.beans.BeanWrapper;
+import org.springframework.beans.BeanWrapperImpl;
 import org.springframework.beans.factory.InitializingBean;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
@@ -160,6 +164,21 @@ public class RateLimitProperties implements InitializingBean {
 		}
 	}
 
+	/** Every setting of a policy or plan, read generically, as one source of the policy's values. */
+	private static PolicyValues values(String source, Object settings) {
+		BeanWrapper wrapper = new BeanWrapperImpl(settings);
+		Map<String, Object> values = new LinkedHashMap<>();
+		for (PropertyDescriptor property : wrapper.getPropertyDescriptors()) {
+			if (property.getReadMethod() != null && !property.getName().equals("class")) {
+				Object value = wrapper.getPropertyValue(property.getName());
+				if (value != null) {
+					values.put(property.getName(), value);
+				}
+			}
+		}
+		return new PolicyValues(source, values);
+	}
+
 	private static void atLeast(String name, long value, long minimum) {
 		if (value < minimum) {
 			throw new InvalidConfigurationPropertyValueException(name, value, "Must be at least " + minimum + ".");
@@ -296,31 +315,33 @@ public class RateLimitProperties implements InitializingBean {
 	}
 
 	/**
-	 * Settings of one policy.
+	 * Settings of one policy: over the annotations that declare it ({@code ratelimit.policies.<name>}), or of a
+	 * filter ({@code ratelimit.filters.<name>}). Each setting left unset keeps the annotation's value, or the
+	 * default.
 	 */
 	public static class Policy {
 
 		/**
 		 * Maximum number of units per window (for the bucket algorithms, the refill or drain rate per window). When
-		 * not set, the annotation's limit applies.
+		 * not set, the annotation's limit; a filter requires it.
 		 */
 		private @Nullable Long limit;
 
 		/**
 		 * Window length. If a duration suffix is not specified, seconds will be used. When not set, the annotation's
-		 * window applies.
+		 * window; a filter requires it.
 		 */
 		@DurationUnit(ChronoUnit.SECONDS)
 		private @Nullable Duration window;
 
 		/**
-		 * Algorithm that enforces the limit. When not set, the annotation's algorithm applies.
+		 * Algorithm that enforces the limit. When not set, the annotation's algorithm, or else fixed.
 		 */
 		private @Nullable Algorithm algorithm;
 
 		/**
-		 * Bucket capacity of the token and leaky bucket algorithms. When not set, the annotation's burst applies, or
-		 * else the limit.
+		 * Bucket capacity of the token and leaky bucket algorithms. When not set, the annotation's burst, or else the
+		 * limit.
 		 */
 		private @Nullable Long burst;
 
@@ -336,15 +357,21 @@ public class RateLimitProperties implements InitializingBean {
 		private @Nullable FailureMode failureMode;
 
 		/**
-		 * SpEL expression of the counter key, for a shared policy defined only here and drawn by every annotation
-		 * that names it; over the same variables as the annotation's key. When not set, the annotation's key applies,
-		 * or else the client IP address.
+		 * SpEL expression of the counter key, over the same variables as the annotation's key (a filter's: #request
+		 * and #clientIp). A policy defined here in full with a key is a shared policy, drawn by every annotation and
+		 * filter that names it. When not set, the annotation's key, or else the client IP address.
 		 */
 		private @Nullable String key;
 
 		/**
-		 * Which outcomes count: HTTP status codes (401) or classes (4xx, 5xx). The unit is taken before the method
-		 * runs and given back when the outcome does not match. When not set, the annotation's count-on applies
+		 * Units each request takes: a whole number, or a SpEL expression over the key's variables. When not set, the
+		 * annotation's cost, or else 1.
+		 */
+		private @Nullable String cost;
+
+		/**
+		 * Which outcomes count: HTTP status codes (401) or classes (4xx, 5xx). The unit is taken before the request
+		 * is served and given back when the outcome does not match. When not set, the annotation's count-on applies
 		 * (by default every admitted request counts).
 		 */
 		private @Nullable List<String> countOn;
@@ -357,9 +384,19 @@ public class RateLimitProperties implements InitializingBean {
 
 		/**
 		 * Whether the policy rejects (enforce) or only reports what it would have rejected (shadow). When not set,
-		 * the annotation's mode applies.
+		 * the annotation's mode, or else enforce.
 		 */
 		private @Nullable PolicyMode mode;
+
+		/**
+		 * Return these settings as one source of the policy's values, by the names the annotation and the
+		 * properties share: every setting, read generically, so that a new one needs no code here.
+		 * @param source the property prefix, such as {@code ratelimit.policies.orders}
+		 * @return the values
+		 */
+		PolicyValues toValues(String source) {
+			return values(source, this);
+		}
 
 		public @Nullable String getKey() {
 			return this.key;
@@ -367,6 +404,14 @@ public class RateLimitProperties implements InitializingBean {
 
 		public void setKey(@Nullable String key) {
 			this.key = key;
+		}
+
+		public @Nullable String getCost() {
+			return this.cost;
+		}
+
+		public void setCost(@Nullable String cost) {
+			this.cost = cost;
 		}
 
 		public @Nullable List<String> getCountOn() {
@@ -444,12 +489,18 @@ public class RateLimitProperties implements InitializingBean {
 	}
 
 	/**
-	 * Settings of the Redis store.
-	 */
-	/**
 	 * What a plan changes of one policy.
 	 */
 	public static class Plan {
+
+		/**
+		 * Return these settings as the plan's values for one policy.
+		 * @param source the property prefix, such as {@code ratelimit.plans.pro.quota}
+		 * @return the values
+		 */
+		PolicyValues toValues(String source) {
+			return values(source, this);
+		}
 
 		/**
 		 * Limit under this plan. When not set, the policy's limit applies.
@@ -496,9 +547,9 @@ public class RateLimitProperties implements InitializingBean {
 	}
 
 	/**
-	 * A limit of the filter layer.
+	 * A limit of the filter layer: where it applies, and its policy's settings.
 	 */
-	public static class Filter {
+	public static class Filter extends Policy {
 
 		/**
 		 * Request paths the filter applies to, in Spring PathPattern syntax (/api/**), within the application (after
@@ -510,57 +561,6 @@ public class RateLimitProperties implements InitializingBean {
 		 * HTTP methods the filter applies to. Empty: every method.
 		 */
 		private List<String> methods = new ArrayList<>();
-
-		/**
-		 * SpEL expression of the counter key, over #request and #clientIp. When not set, the client IP address.
-		 */
-		private @Nullable String key;
-
-		/**
-		 * Maximum number of units per window (for the bucket algorithms, the refill or drain rate). Required.
-		 */
-		private @Nullable Long limit;
-
-		/**
-		 * Window length. If a duration suffix is not specified, seconds will be used. Required.
-		 */
-		@DurationUnit(ChronoUnit.SECONDS)
-		private @Nullable Duration window;
-
-		/**
-		 * Algorithm that enforces the limit.
-		 */
-		private Algorithm algorithm = Algorithm.FIXED;
-
-		/**
-		 * Bucket capacity of the token and leaky bucket algorithms. When not set, the limit.
-		 */
-		private @Nullable Long burst;
-
-		/**
-		 * Units each request takes.
-		 */
-		private long cost = 1;
-
-		/**
-		 * Whether the filter rejects (enforce) or only reports what it would have rejected (shadow).
-		 */
-		private PolicyMode mode = PolicyMode.ENFORCE;
-
-		/**
-		 * What happens when the store cannot decide. When not set, the global failure mode applies.
-		 */
-		private @Nullable FailureMode failureMode;
-
-		/**
-		 * SpEL condition, over #request and #clientIp, under which the filter neither counts nor limits a request.
-		 */
-		private @Nullable String skip;
-
-		/**
-		 * Whether the filter applies.
-		 */
-		private boolean enabled = true;
 
 		/**
 		 * Order among filters: lower first. Filters that apply to a request are decided together, all or nothing.
@@ -589,86 +589,6 @@ public class RateLimitProperties implements InitializingBean {
 			this.methods = methods;
 		}
 
-		public @Nullable String getKey() {
-			return this.key;
-		}
-
-		public void setKey(@Nullable String key) {
-			this.key = key;
-		}
-
-		public @Nullable Long getLimit() {
-			return this.limit;
-		}
-
-		public void setLimit(@Nullable Long limit) {
-			this.limit = limit;
-		}
-
-		public @Nullable Duration getWindow() {
-			return this.window;
-		}
-
-		public void setWindow(@Nullable Duration window) {
-			this.window = window;
-		}
-
-		public Algorithm getAlgorithm() {
-			return this.algorithm;
-		}
-
-		public void setAlgorithm(Algorithm algorithm) {
-			this.algorithm = algorithm;
-		}
-
-		public @Nullable Long getBurst() {
-			return this.burst;
-		}
-
-		public void setBurst(@Nullable Long burst) {
-			this.burst = burst;
-		}
-
-		public long getCost() {
-			return this.cost;
-		}
-
-		public void setCost(long cost) {
-			this.cost = cost;
-		}
-
-		public PolicyMode getMode() {
-			return this.mode;
-		}
-
-		public void setMode(PolicyMode mode) {
-			this.mode = mode;
-		}
-
-		public @Nullable FailureMode getFailureMode() {
-			return this.failureMode;
-		}
-
-		public void setFailureMode(@Nullable FailureMode failureMode) {
-			this.failureMode = failureMode;
-		}
-
-		public @Nullable String getSkip() {
-			return this.skip;
-		}
-
-		public void setSkip(@Nullable String skip) {
-			this.skip = skip;
-		}
-
-		public boolean isEnabled() {
-			return this.enabled;
-		}
-
-		public void setEnabled(boolean enabled) {
-			this.enabled = enabled;
-		}
-
 		public int getOrder() {
 			return this.order;
 		}
@@ -687,6 +607,9 @@ public class RateLimitProperties implements InitializingBean {
 
 	}
 
+	/**
+	 * Settings of the Redis store.
+	 */
 	public static class Redis {
 
 		/**

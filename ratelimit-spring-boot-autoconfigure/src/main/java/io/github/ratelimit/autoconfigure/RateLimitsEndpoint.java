@@ -6,8 +6,8 @@ import java.util.Map;
 
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.RateLimitPolicy;
-import io.github.ratelimit.aop.RateLimitedMethodRegistry;
-import io.github.ratelimit.aop.RateLimitedMethodRegistry.DeclaredPolicy;
+import io.github.ratelimit.engine.PolicyCatalog;
+import io.github.ratelimit.engine.PolicySpec;
 import io.github.ratelimit.internal.Durations;
 import io.github.ratelimit.limiter.RateLimiter;
 import org.jspecify.annotations.Nullable;
@@ -31,17 +31,17 @@ import org.springframework.boot.actuate.endpoint.annotation.Selector;
 @Endpoint(id = "ratelimits", defaultAccess = Access.READ_ONLY)
 public class RateLimitsEndpoint {
 
-	private final RateLimitedMethodRegistry registry;
+	private final PolicyCatalog catalog;
 
 	private final RateLimiter rateLimiter;
 
 	/**
 	 * Create an endpoint.
-	 * @param registry the declared policies
+	 * @param catalog the declared policies
 	 * @param rateLimiter the limiter
 	 */
-	public RateLimitsEndpoint(RateLimitedMethodRegistry registry, RateLimiter rateLimiter) {
-		this.registry = registry;
+	public RateLimitsEndpoint(PolicyCatalog catalog, RateLimiter rateLimiter) {
+		this.catalog = catalog;
 		this.rateLimiter = rateLimiter;
 	}
 
@@ -51,10 +51,7 @@ public class RateLimitsEndpoint {
 	 */
 	@ReadOperation
 	public RateLimitsDescriptor rateLimits() {
-		List<PolicyDescriptor> policies = this.registry.declaredPolicies()
-			.stream()
-			.map(RateLimitsEndpoint::describe)
-			.toList();
+		List<PolicyDescriptor> policies = this.catalog.policies().stream().map(this::describe).toList();
 		return new RateLimitsDescriptor(this.rateLimiter.store().getClass().getSimpleName(), policies);
 	}
 
@@ -65,7 +62,7 @@ public class RateLimitsEndpoint {
 	 */
 	@ReadOperation
 	public @Nullable PolicyDescriptor policy(@Selector String policy) {
-		DeclaredPolicy declared = this.registry.declaredPolicy(policy);
+		PolicySpec declared = this.catalog.policy(policy);
 		return (declared != null) ? describe(declared) : null;
 	}
 
@@ -82,7 +79,7 @@ public class RateLimitsEndpoint {
 	public @Nullable KeyDescriptor key(@Selector String policy,
 			@Selector(match = Selector.Match.ALL_REMAINING) String[] keyPath) {
 		String key = String.join("/", keyPath);
-		DeclaredPolicy declared = this.registry.declaredPolicy(policy);
+		PolicySpec declared = this.catalog.policy(policy);
 		if (declared == null) {
 			return null;
 		}
@@ -109,7 +106,7 @@ public class RateLimitsEndpoint {
 	public @Nullable Map<String, String> reset(@Selector String policy,
 			@Selector(match = Selector.Match.ALL_REMAINING) String[] keyPath) {
 		String key = String.join("/", keyPath);
-		DeclaredPolicy declared = this.registry.declaredPolicy(policy);
+		PolicySpec declared = this.catalog.policy(policy);
 		if (declared == null) {
 			return null;
 		}
@@ -121,7 +118,7 @@ public class RateLimitsEndpoint {
 		return Map.of("policy", policy, "key", key, "reset", "true");
 	}
 
-	private static PolicyDescriptor describe(DeclaredPolicy declared) {
+	private PolicyDescriptor describe(PolicySpec declared) {
 		RateLimitPolicy policy = declared.policy();
 		Map<String, PlanDescriptor> plans = new LinkedHashMap<>();
 		declared.plans().forEach((plan, variant) -> plans.put(plan, new PlanDescriptor(variant.limit(),
@@ -129,7 +126,8 @@ public class RateLimitsEndpoint {
 				declared.planSources().getOrDefault(plan, Map.of()))));
 		return new PolicyDescriptor(policy.name(), policy.algorithm().name(), policy.limit(),
 				Durations.format(policy.window()), policy.algorithm().isBucket() ? policy.burst() : null,
-				policy.failureMode().name(), policy.mode().name(), declared.declaredBy(), declared.sources(), plans);
+				policy.failureMode().name(), policy.mode().name(), this.catalog.declaredBy(policy.name()), declared.sources(),
+				plans);
 	}
 
 	/**

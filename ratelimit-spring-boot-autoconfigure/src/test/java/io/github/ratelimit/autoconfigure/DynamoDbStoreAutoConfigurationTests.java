@@ -2,7 +2,7 @@ package io.github.ratelimit.autoconfigure;
 
 import java.time.Duration;
 
-import io.github.ratelimit.aop.InvalidRateLimitPolicyException;
+import io.github.ratelimit.engine.InvalidRateLimitPolicyException;
 import io.github.ratelimit.dynamodb.DynamoDbClients;
 import io.github.ratelimit.dynamodb.DynamoDbRateLimitStore;
 import io.github.ratelimit.integration.HotController;

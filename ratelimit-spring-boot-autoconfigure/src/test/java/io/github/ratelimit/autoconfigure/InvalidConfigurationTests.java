@@ -1,7 +1,7 @@
 package io.github.ratelimit.autoconfigure;
 
 import io.github.ratelimit.Algorithm;
-import io.github.ratelimit.aop.InvalidRateLimitPolicyException;
+import io.github.ratelimit.engine.InvalidRateLimitPolicyException;
 import io.github.ratelimit.annotation.RateLimited;
 import org.junit.jupiter.api.Test;
 

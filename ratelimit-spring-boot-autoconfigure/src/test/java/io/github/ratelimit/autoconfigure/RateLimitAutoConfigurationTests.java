@@ -7,9 +7,12 @@ import io.github.ratelimit.RateLimitListener;
 import io.github.ratelimit.RateLimitPolicy;
 import io.github.ratelimit.limiter.RateLimiter;
 import io.github.ratelimit.TimeSource;
-import io.github.ratelimit.aop.RateLimitFilter;
 import io.github.ratelimit.aop.RateLimitInterceptor;
-import io.github.ratelimit.aop.RateLimitedMethodRegistry;
+import io.github.ratelimit.engine.PolicyCatalog;
+import io.github.ratelimit.metrics.RateLimitMetrics;
+import io.github.ratelimit.webmvc.RateLimitExceptionHandler;
+import io.github.ratelimit.webmvc.RateLimitFilter;
+import io.github.ratelimit.webmvc.ServletRateLimitRequest;
 import io.github.ratelimit.memory.InMemoryRateLimitStore;
 import io.github.ratelimit.redis.RedisRateLimitStore;
 import io.github.ratelimit.store.RateLimitStore;
@@ -200,7 +203,8 @@ class RateLimitAutoConfigurationTests {
 			org.springframework.mock.web.MockHttpServletRequest request = new org.springframework.mock.web.MockHttpServletRequest();
 			request.setRemoteAddr("10.1.1.1");
 			request.addHeader("X-Forwarded-For", "203.0.113.4");
-			assertThat(context.getBean(ClientIpResolver.class).resolve(request)).isEqualTo("203.0.113.4");
+			assertThat(context.getBean(ClientIpResolver.class).resolve(ServletRateLimitRequest.of(request, null)))
+				.isEqualTo("203.0.113.4");
 		});
 	}
 
@@ -237,7 +241,7 @@ class RateLimitAutoConfigurationTests {
 			.run((context) -> assertThat(context).doesNotHaveBean(RateLimitStore.class)
 				.doesNotHaveBean(RateLimiter.class)
 				.doesNotHaveBean(RateLimitInterceptor.class)
-				.doesNotHaveBean(RateLimitedMethodRegistry.class));
+				.doesNotHaveBean(PolicyCatalog.class));
 	}
 
 	@Test
@@ -256,7 +260,7 @@ class RateLimitAutoConfigurationTests {
 					org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration.class,
 					org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration.class))
 			.run((context) -> {
-				assertThat(context).hasSingleBean(RateLimitMetricsAutoConfiguration.RateLimitMetrics.class);
+				assertThat(context).hasSingleBean(RateLimitMetrics.class);
 				RateLimitPolicy policy = RateLimitPolicy.builder("booted").limit(1).window(java.time.Duration.ofMinutes(1)).build();
 				context.getBean(RateLimiter.class).tryAcquire(policy, "k");
 				assertThat(context.getBean(MeterRegistry.class)
@@ -271,7 +275,7 @@ class RateLimitAutoConfigurationTests {
 	@Test
 	void noMetricsWithoutAMeterRegistry() {
 		this.runner.run((context) -> assertThat(context)
-			.doesNotHaveBean(RateLimitMetricsAutoConfiguration.RateLimitMetrics.class));
+			.doesNotHaveBean(RateLimitMetrics.class));
 	}
 
 	@Test
@@ -372,7 +376,7 @@ class RateLimitAutoConfigurationTests {
 
 		@Bean
 		RateLimitHeadersWriter customHeaders() {
-			return (response, policy, decision) -> response.setHeader("X-Custom", "1");
+			return (headers, policy, decision) -> headers.set("X-Custom", "1");
 		}
 
 		@Bean

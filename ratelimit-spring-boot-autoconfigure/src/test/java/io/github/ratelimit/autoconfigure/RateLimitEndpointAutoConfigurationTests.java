@@ -36,8 +36,7 @@ class RateLimitEndpointAutoConfigurationTests {
 	void theApplicationsOwnEndpointWins() {
 		this.runner.withPropertyValues("management.endpoints.web.exposure.include=ratelimits")
 			.withBean("ownEndpoint", RateLimitsEndpoint.class,
-					() -> new RateLimitsEndpoint(new io.github.ratelimit.aop.RateLimitedMethodRegistry(java.util.Map.of(),
-							io.github.ratelimit.FailureMode.ALLOW, null),
+					() -> new RateLimitsEndpoint(io.github.ratelimit.engine.PolicyCatalog.builder().build(),
 							io.github.ratelimit.limiter.RateLimiter.of(
 									io.github.ratelimit.memory.InMemoryRateLimitStore.builder().build())))
 			.run((context) -> assertThat(context).hasSingleBean(RateLimitsEndpoint.class).hasBean("ownEndpoint"));

@@ -103,7 +103,7 @@ class RateLimitedWebIntegrationTests {
 
 	@Test
 	void anApplicationsHeadersWriterReplacesTheHeadersAndEveryRejectionStillSaysWhenToRetry() {
-		RateLimitHeadersWriter own = (response, policy, decision) -> response.setHeader("X-Calls-Left",
+		RateLimitHeadersWriter own = (headers, policy, decision) -> headers.set("X-Calls-Left",
 				Long.toString(decision.remaining()));
 		this.runner.withBean(RateLimitHeadersWriter.class, () -> own).run((context) -> {
 			MockMvc mvc = WebTestSupport.mockMvc(context);

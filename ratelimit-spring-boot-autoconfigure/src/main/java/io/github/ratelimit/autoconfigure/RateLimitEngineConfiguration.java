@@ -1,0 +1,116 @@
+package io.github.ratelimit.autoconfigure;
+
+import java.util.EnumSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.stream.Collectors;
+
+import io.github.ratelimit.TimeSource;
+import io.github.ratelimit.engine.FilterDefinition;
+import io.github.ratelimit.engine.PolicyCatalog;
+import io.github.ratelimit.engine.PolicyValues;
+import io.github.ratelimit.engine.RateLimitEngine;
+import io.github.ratelimit.limiter.RateLimiter;
+import io.github.ratelimit.observation.RateLimitObservationConvention;
+import io.github.ratelimit.store.RateLimitStore;
+import io.github.ratelimit.web.ClientExemptions;
+import io.github.ratelimit.web.ClientIpResolver;
+import io.github.ratelimit.web.RateLimitHeadersWriter;
+import io.github.ratelimit.web.RateLimitPlanResolver;
+import io.github.ratelimit.web.StandardRateLimitHeadersWriter;
+import io.github.ratelimit.web.TrustedProxiesClientIpResolver;
+import io.micrometer.observation.ObservationRegistry;
+
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+/**
+ * The policy engine of a web application, whatever its stack: every policy from the annotations and
+ * {@code ratelimit.*} ({@link PolicyCatalog}), and the engine that decides a request's limits, with the response
+ * headers' writer and the client's address.
+ */
+@Configuration(proxyBeanMethods = false)
+@ConditionalOnWebApplication
+@ConditionalOnClass(RateLimitEngine.class)
+class RateLimitEngineConfiguration {
+
+	@Bean
+	@ConditionalOnMissingBean
+	PolicyCatalog rateLimitPolicyCatalog(RateLimitProperties properties, RateLimitStore store,
+			ObjectProvider<PolicyCatalog.RateLimitedClasses> rateLimitedClasses) {
+		Map<String, PolicyValues> policies = new LinkedHashMap<>();
+		properties.getPolicies().forEach((name, policy) -> policies.put(name, policy.toValues(property("policies", name))));
+		Map<String, Map<String, PolicyValues>> plans = new LinkedHashMap<>();
+		properties.getPlans().forEach((plan, changes) -> {
+			Map<String, PolicyValues> values = new LinkedHashMap<>();
+			changes.forEach((name, change) -> values.put(name, change.toValues(property("plans." + plan, name))));
+			plans.put(plan, values);
+		});
+		List<FilterDefinition> filters = properties.getFilters()
+			.entrySet()
+			.stream()
+			.filter((entry) -> entry.getValue().isEnabled())
+			.map((entry) -> new FilterDefinition(entry.getKey(), entry.getValue().getOrder(),
+					entry.getValue().getPaths(), entry.getValue().getMethods(),
+					entry.getValue().toValues(property("filters", entry.getKey())), entry.getValue().getPolicies()))
+			.toList();
+		Set<String> drawnByDisabledFilters = properties.getFilters()
+			.values()
+			.stream()
+			.filter((filter) -> !filter.isEnabled())
+			.flatMap((filter) -> filter.getPolicies().stream().map(String::trim))
+			.collect(Collectors.toSet());
+		return PolicyCatalog.builder()
+			.policies(policies)
+			.plans(plans, properties.getDefaultPlan())
+			.filters(filters)
+			.drawnByDisabledFilters(drawnByDisabledFilters)
+			.defaultFailureMode(properties.getFailureMode())
+			.storeCheck(store::checkSupported)
+			.rateLimitedClasses(rateLimitedClasses.getIfAvailable())
+			.build();
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	RateLimitEngine rateLimitEngine(PolicyCatalog catalog, RateLimiter rateLimiter,
+			RateLimitHeadersWriter headersWriter, ClientIpResolver clientIpResolver, RateLimitProperties properties,
+			ObjectProvider<RateLimitPlanResolver> planResolver, ObjectProvider<ObservationRegistry> observationRegistry,
+			ObjectProvider<RateLimitObservationConvention> observationConvention) {
+		return RateLimitEngine.builder(catalog, rateLimiter, headersWriter, clientIpResolver)
+			.planResolver(planResolver.getIfAvailable())
+			.exempt(ClientExemptions.of(properties.getClientIp().getExempt()))
+			.observationRegistry(observationRegistry.getIfAvailable(() -> ObservationRegistry.NOOP),
+					observationConvention.getIfAvailable())
+			.build();
+	}
+
+	@Bean
+	@ConditionalOnMissingBean(RateLimitHeadersWriter.class)
+	StandardRateLimitHeadersWriter rateLimitHeadersWriter(RateLimitProperties properties,
+			TimeSource rateLimitTimeSource) {
+		RateLimitProperties.Headers headers = properties.getHeaders();
+		return new StandardRateLimitHeadersWriter(EnumSet.copyOf(headers.getStyle()), headers.getResetFormat(),
+				rateLimitTimeSource, headers.isShowSharedQuotas());
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	ClientIpResolver clientIpResolver(RateLimitProperties properties) {
+		RateLimitProperties.ClientIp clientIp = properties.getClientIp();
+		return new TrustedProxiesClientIpResolver(clientIp.getTrustedProxies(), clientIp.getForwardedHeader(),
+				clientIp.getIpv4PrefixLength(), clientIp.getIpv6PrefixLength(), properties.getFailureLogInterval());
+	}
+
+	/** The property prefix of a policy, plan or filter: its name bracketed when it has a dot. */
+	private static String property(String group, String name) {
+		return "ratelimit." + group + "." + (name.contains(".") ? "[" + name + "]" : name);
+	}
+
+}

@@ -1,0 +1,120 @@
+package io.github.ratelimit.aop;
+
+import java.lang.reflect.Method;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
+
+import io.github.ratelimit.engine.PolicyCatalog;
+import io.github.ratelimit.engine.RateLimitedMethods;
+import org.aopalliance.intercept.MethodInterceptor;
+import org.aopalliance.intercept.MethodInvocation;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.aop.ClassFilter;
+import org.springframework.aop.MethodMatcher;
+import org.springframework.aop.Pointcut;
+import org.springframework.aop.framework.autoproxy.AbstractBeanFactoryAwareAdvisingPostProcessor;
+import org.springframework.aop.support.DefaultPointcutAdvisor;
+import org.springframework.aop.support.StaticMethodMatcher;
+import org.springframework.beans.factory.ObjectProvider;
+
+/**
+ * Proxies every bean that has {@code @RateLimited} methods, with the {@link RateLimitInterceptor} in front of any
+ * other advice (so a rejected request opens no transaction). Like Spring's own {@code @Async} and
+ * {@code @ConcurrencyLimit} support, it works whether or not AspectJ auto-proxying is on, and understands repeated
+ * and composed annotations.
+ * <p>
+ * The interceptor is looked up on first use, so that creating this post-processor early does not create the
+ * limiter and its store early.
+ *
+ * @since 0.1.0
+ */
+public class RateLimitedAnnotationBeanPostProcessor extends AbstractBeanFactoryAwareAdvisingPostProcessor
+		implements PolicyCatalog.RateLimitedClasses {
+
+	private final Set<Class<?>> eligibleClasses = ConcurrentHashMap.newKeySet();
+
+	private volatile @Nullable Consumer<Class<?>> eligibleClassListener;
+
+	/**
+	 * Create a post-processor.
+	 * @param interceptor the interceptor, looked up on first use
+	 */
+	public RateLimitedAnnotationBeanPostProcessor(ObjectProvider<RateLimitInterceptor> interceptor) {
+		DefaultPointcutAdvisor advisor = new DefaultPointcutAdvisor(new RateLimitedPointcut(),
+				new LazyInterceptor(interceptor));
+		this.advisor = advisor;
+		setBeforeExistingAdvisors(true);
+	}
+
+	@Override
+	protected boolean isEligible(Class<?> targetClass) {
+		if (RateLimitedMethods.isCandidate(targetClass)) {
+			RateLimitedMethods.checkInterceptable(targetClass, isProxyTargetClass());
+		}
+		boolean eligible = super.isEligible(targetClass);
+		if (eligible && this.eligibleClasses.add(targetClass)) {
+			Consumer<Class<?>> listener = this.eligibleClassListener;
+			if (listener != null) {
+				listener.accept(targetClass);
+			}
+		}
+		return eligible;
+	}
+
+	@Override
+	public Set<Class<?>> eligibleClasses() {
+		return this.eligibleClasses;
+	}
+
+	/**
+	 * Have classes that become eligible from now on (lazy beans) checked when their bean is created.
+	 */
+	@Override
+	public void onEligibleClass(Consumer<Class<?>> listener) {
+		this.eligibleClassListener = listener;
+	}
+
+	private static final class RateLimitedPointcut extends StaticMethodMatcher implements Pointcut {
+
+		@Override
+		public boolean matches(Method method, Class<?> targetClass) {
+			return !RateLimitedMethods.annotationsOf(method, targetClass).isEmpty();
+		}
+
+		@Override
+		public ClassFilter getClassFilter() {
+			return RateLimitedMethods::isCandidate;
+		}
+
+		@Override
+		public MethodMatcher getMethodMatcher() {
+			return this;
+		}
+
+	}
+
+	private static final class LazyInterceptor implements MethodInterceptor {
+
+		private final ObjectProvider<RateLimitInterceptor> provider;
+
+		private volatile @Nullable RateLimitInterceptor interceptor;
+
+		LazyInterceptor(ObjectProvider<RateLimitInterceptor> provider) {
+			this.provider = provider;
+		}
+
+		@Override
+		public @Nullable Object invoke(MethodInvocation invocation) throws Throwable {
+			RateLimitInterceptor interceptor = this.interceptor;
+			if (interceptor == null) {
+				interceptor = this.provider.getObject();
+				this.interceptor = interceptor;
+			}
+			return interceptor.invoke(invocation);
+		}
+
+	}
+
+}

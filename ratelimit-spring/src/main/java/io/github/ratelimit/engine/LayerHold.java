@@ -1,0 +1,95 @@
+package io.github.ratelimit.engine;
+
+import java.util.Arrays;
+import java.util.List;
+import java.util.function.IntSupplier;
+
+import io.github.ratelimit.limiter.Admission;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * What a layer's admitted request holds: settled once its outcome is known, giving back the units of policies that
+ * do not count that outcome.
+ */
+final class LayerHold {
+
+	static final LayerHold NONE = new LayerHold(List.of(), null, List.of(), List.of());
+
+	private final List<PolicySpec> enforced;
+
+	private final @Nullable Admission admission;
+
+	private final List<PolicySpec> shadows;
+
+	private final List<Admission> shadowAdmissions;
+
+	LayerHold(List<PolicySpec> enforced, @Nullable Admission admission, List<PolicySpec> shadows,
+			List<Admission> shadowAdmissions) {
+		this.enforced = enforced;
+		this.admission = admission;
+		this.shadows = shadows;
+		this.shadowAdmissions = shadowAdmissions;
+	}
+
+	/** Whether this layer decided the named policy (a shared one the method layer must not draw again). */
+	boolean decided(String policy) {
+		for (PolicySpec decided : this.enforced) {
+			if (decided.policy().name().equals(policy)) {
+				return true;
+			}
+		}
+		for (PolicySpec decided : this.shadows) {
+			if (decided.policy().name().equals(policy)) {
+				return true;
+			}
+		}
+		return false;
+	}
+
+	/** Whether a policy of this layer counts only some outcomes, so that the outcome must be known. */
+	boolean countsByOutcome() {
+		for (PolicySpec spec : this.enforced) {
+			if (spec.countOn() != null) {
+				return true;
+			}
+		}
+		for (PolicySpec spec : this.shadows) {
+			if (spec.countOn() != null) {
+				return true;
+			}
+		}
+		return false;
+	}
+
+	/**
+	 * Give back what policies that do not count this outcome took, in one store call for the enforced ones.
+	 * @param status the outcome's HTTP status, asked only if a policy counts by outcome
+	 */
+	void settle(IntSupplier status) {
+		int outcome = -1;
+		int[] refunds = new int[this.enforced.size()];
+		int count = 0;
+		for (int i = 0; i < this.enforced.size(); i++) {
+			CountOn countOn = this.enforced.get(i).countOn();
+			if (countOn != null && this.admission != null) {
+				outcome = (outcome >= 0) ? outcome : status.getAsInt();
+				if (!countOn.counts(outcome)) {
+					refunds[count++] = i;
+				}
+			}
+		}
+		if (count > 0 && this.admission != null) {
+			this.admission.refund(Arrays.copyOf(refunds, count));
+		}
+		for (int i = 0; i < this.shadows.size(); i++) {
+			CountOn countOn = this.shadows.get(i).countOn();
+			if (countOn != null) {
+				outcome = (outcome >= 0) ? outcome : status.getAsInt();
+				if (!countOn.counts(outcome)) {
+					this.shadowAdmissions.get(i).refund(0);
+				}
+			}
+		}
+	}
+
+}

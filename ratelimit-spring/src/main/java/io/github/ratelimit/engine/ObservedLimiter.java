@@ -1,0 +1,131 @@
+package io.github.ratelimit.engine;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import io.github.ratelimit.Decision;
+import io.github.ratelimit.RateLimitPolicy;
+import io.github.ratelimit.limiter.Admission;
+import io.github.ratelimit.limiter.RateLimiter;
+import io.github.ratelimit.observation.DefaultRateLimitObservationConvention;
+import io.github.ratelimit.observation.RateLimitObservationContext;
+import io.github.ratelimit.observation.RateLimitObservationConvention;
+import io.github.ratelimit.store.Acquisition;
+import io.github.ratelimit.store.RateLimitStore;
+import io.micrometer.observation.Observation;
+import io.micrometer.observation.ObservationRegistry;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The limiter, each decision observed ({@code ratelimit.decision}: a timer, and a span where tracing is on) when an
+ * observation registry is configured.
+ */
+final class ObservedLimiter {
+
+	private static final RateLimitObservationConvention DEFAULT_CONVENTION = new DefaultRateLimitObservationConvention();
+
+	private final RateLimiter rateLimiter;
+
+	private final ObservationRegistry registry;
+
+	private final @Nullable RateLimitObservationConvention convention;
+
+	private final String storeName;
+
+	/**
+	 * Whether a decision's observation is opened in scope while the store decides: so that what a remote store does
+	 * (a Redis command's span) is its child. The in-memory store does nothing observable, and a scope costs.
+	 */
+	private final boolean scoped;
+
+	ObservedLimiter(RateLimiter rateLimiter, ObservationRegistry registry,
+			@Nullable RateLimitObservationConvention convention) {
+		this.rateLimiter = rateLimiter;
+		this.registry = registry;
+		this.convention = convention;
+		this.storeName = storeName(rateLimiter.store());
+		this.scoped = !rateLimiter.store().isLocal();
+	}
+
+	RateLimiter rateLimiter() {
+		return this.rateLimiter;
+	}
+
+	Decision decide(RateLimitPolicy policy, String key, long cost) {
+		if (this.registry.isNoop()) {
+			return this.rateLimiter.tryAcquire(policy, key, cost);
+		}
+		RateLimitObservationContext context = new RateLimitObservationContext(policy, this.storeName);
+		Observation observation = Observation
+			.createNotStarted(this.convention, DEFAULT_CONVENTION, () -> context, this.registry)
+			.start();
+		Observation.Scope scope = this.scoped ? observation.openScope() : null;
+		try {
+			Decision decision = this.rateLimiter.tryAcquire(policy, key, cost);
+			context.setDecision(decision);
+			return decision;
+		}
+		catch (RuntimeException ex) {
+			observation.error(ex);
+			throw ex;
+		}
+		finally {
+			if (scope != null) {
+				scope.close();
+			}
+			observation.stop();
+		}
+	}
+
+	Admission decideAll(List<Acquisition> acquisitions, boolean shadow) {
+		if (this.registry.isNoop()) {
+			return this.rateLimiter.tryAcquireAll(acquisitions);
+		}
+		List<RateLimitObservationContext> contexts = new ArrayList<>(acquisitions.size());
+		List<Observation> observations = new ArrayList<>(acquisitions.size());
+		for (Acquisition acquisition : acquisitions) {
+			RateLimitObservationContext context = new RateLimitObservationContext(acquisition.policy(), this.storeName);
+			context.setShadow(shadow);
+			contexts.add(context);
+			observations.add(Observation
+				.createNotStarted(this.convention, DEFAULT_CONVENTION, () -> context, this.registry)
+				.start());
+		}
+		// One scope, the first decision's, is what a remote store's calls (one script for all) belong to.
+		Observation.Scope scope = this.scoped ? observations.get(0).openScope() : null;
+		try {
+			Admission admission = this.rateLimiter.tryAcquireAll(acquisitions);
+			for (int i = 0; i < contexts.size(); i++) {
+				Decision decision = admission.decision(i);
+				if (decision != null) {
+					contexts.get(i).setDecision(decision);
+				}
+				else {
+					contexts.get(i).setNotDecided();
+				}
+			}
+			return admission;
+		}
+		catch (RuntimeException ex) {
+			observations.forEach((observation) -> observation.error(ex));
+			throw ex;
+		}
+		finally {
+			if (scope != null) {
+				scope.close();
+			}
+			observations.forEach(Observation::stop);
+		}
+	}
+
+	private static String storeName(RateLimitStore store) {
+		String type = store.getClass().getSimpleName();
+		return switch (type) {
+			case "InMemoryRateLimitStore" -> "memory";
+			case "RedisRateLimitStore" -> "redis";
+			case "DynamoDbRateLimitStore" -> "dynamodb";
+			default -> type;
+		};
+	}
+
+}

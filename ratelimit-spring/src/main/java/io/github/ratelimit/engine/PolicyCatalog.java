@@ -1,0 +1,583 @@
+package io.github.ratelimit.engine;
+
+import java.lang.reflect.Method;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
+
+import io.github.ratelimit.FailureMode;
+import io.github.ratelimit.RateLimitPolicy;
+import io.github.ratelimit.annotation.RateLimited;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.beans.factory.BeanFactory;
+import org.springframework.beans.factory.BeanFactoryAware;
+import org.springframework.beans.factory.SmartInitializingSingleton;
+import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
+import org.springframework.context.expression.BeanFactoryResolver;
+import org.springframework.core.DefaultParameterNameDiscoverer;
+import org.springframework.core.MethodClassKey;
+import org.springframework.core.MethodIntrospector;
+import org.springframework.expression.BeanResolver;
+import org.springframework.util.ClassUtils;
+import org.springframework.util.StringUtils;
+import org.springframework.web.util.pattern.PathPattern;
+import org.springframework.web.util.pattern.PathPatternParser;
+import org.springframework.web.util.pattern.PatternParseException;
+
+/**
+ * Every policy of the application, built and checked at start-up: the filters' ({@code ratelimit.filters.*}) with
+ * the shared policies they draw, and those of every {@code @RateLimited} method, with {@code ratelimit.policies.*}
+ * over the annotations and {@code ratelimit.plans.*} over both. A mistake fails the start with a message naming
+ * where the policy is declared, the attribute and the value; so does a configured policy or plan that names no
+ * policy. At run time, finding a method's policies is a map lookup, and no request builds a policy.
+ *
+ * @since 0.2.0
+ */
+public final class PolicyCatalog implements SmartInitializingSingleton, BeanFactoryAware {
+
+	private static final Log logger = LogFactory.getLog(PolicyCatalog.class);
+
+	static final String POLICIES = "ratelimit.policies";
+
+	private static final Set<String> HTTP_METHODS = Set.of("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS",
+			"TRACE");
+
+	/** {@code ratelimit.policies.<name>}, by name. */
+	private final Map<String, PolicyValues> configured;
+
+	private final Map<String, Map<String, PolicyValues>> plans;
+
+	private final @Nullable String defaultPlan;
+
+	/** Shared policies that disabled filters draw: configured for a reason, though nothing draws them now. */
+	private final Set<String> drawnByDisabledFilters;
+
+	private final PolicyParser parser;
+
+	private final List<FilterRule> filters;
+
+	private final @Nullable RateLimitedClasses rateLimitedClasses;
+
+	private final DefaultParameterNameDiscoverer parameterNames = new DefaultParameterNameDiscoverer();
+
+	/** The policies of each scanned method, by the method and the class it is invoked on. */
+	private final ConcurrentHashMap<MethodClassKey, MethodLimits> byMethod = new ConcurrentHashMap<>();
+
+	/**
+	 * The same, by the {@link Method} instances proxies invoke (an interface's, a superclass's): found once from the
+	 * method of the class, then in one lookup.
+	 */
+	private final ConcurrentHashMap<Method, MethodLimits> byInvokedMethod = new ConcurrentHashMap<>();
+
+	/** Policies by name, with the first declaration of each; guarded by itself. */
+	private final Map<String, Declaration> declared = new LinkedHashMap<>();
+
+	private final Set<Class<?>> scanned = ConcurrentHashMap.newKeySet();
+
+	private BeanResolver beanResolver = (context, beanName) -> {
+		throw new IllegalStateException("No bean factory to resolve @" + beanName);
+	};
+
+	private @Nullable ConfigurableListableBeanFactory beanFactory;
+
+	private volatile boolean initialized;
+
+	private PolicyCatalog(Builder builder) {
+		this.configured = Collections.unmodifiableMap(new LinkedHashMap<>(builder.policies));
+		Map<String, Map<String, PolicyValues>> plans = new LinkedHashMap<>();
+		builder.plans.forEach((plan, policies) -> plans.put(plan, Map.copyOf(policies)));
+		this.plans = Collections.unmodifiableMap(plans);
+		if (builder.defaultPlan != null && !plans.containsKey(builder.defaultPlan)) {
+			throw new InvalidRateLimitPolicyException(builder.defaultPlan, "ratelimit.default-plan '"
+					+ builder.defaultPlan + "' is not a plan under ratelimit.plans. Known plans: "
+					+ (plans.isEmpty() ? "none" : String.join(", ", new TreeSet<>(plans.keySet()))) + ".");
+		}
+		this.defaultPlan = builder.defaultPlan;
+		this.drawnByDisabledFilters = Set.copyOf(builder.drawnByDisabledFilters);
+		this.rateLimitedClasses = builder.rateLimitedClasses;
+		this.parser = new PolicyParser(builder.defaultFailureMode, builder.storeCheck, this.plans);
+		this.filters = filterRules(builder.filters);
+	}
+
+	/**
+	 * Start building a catalogue.
+	 * @return a builder
+	 */
+	public static Builder builder() {
+		return new Builder();
+	}
+
+	@Override
+	public void setBeanFactory(BeanFactory beanFactory) {
+		this.beanResolver = new BeanFactoryResolver(beanFactory);
+		if (beanFactory instanceof ConfigurableListableBeanFactory listable) {
+			this.beanFactory = listable;
+		}
+	}
+
+	/**
+	 * Find and check every rate limited method of the application's beans, then check that every configured policy
+	 * and every plan names a declared policy.
+	 * @throws InvalidRateLimitPolicyException if anything is invalid
+	 */
+	@Override
+	public void afterSingletonsInstantiated() {
+		if (this.beanFactory != null) {
+			for (String name : this.beanFactory.getBeanDefinitionNames()) {
+				Class<?> type = this.beanFactory.getType(name, false);
+				if (type != null) {
+					register(type);
+				}
+			}
+		}
+		if (this.rateLimitedClasses != null) {
+			this.rateLimitedClasses.eligibleClasses().forEach(this::register);
+			this.rateLimitedClasses.onEligibleClass(this::register);
+		}
+		checkConfiguredPoliciesExist();
+		checkPlannedPoliciesExist();
+		this.initialized = true;
+	}
+
+	/**
+	 * Return whether start-up checking has run.
+	 * @return whether the catalogue is initialized
+	 */
+	public boolean isInitialized() {
+		return this.initialized;
+	}
+
+	/**
+	 * Find and check the rate limited methods of a class (once per class).
+	 * @param type the class
+	 * @throws InvalidRateLimitPolicyException if anything is invalid
+	 */
+	public void register(Class<?> type) {
+		Class<?> userClass = ClassUtils.getUserClass(type);
+		if (!RateLimitedMethods.isCandidate(userClass) || !this.scanned.add(userClass)) {
+			return;
+		}
+		Map<Method, List<RateLimited>> methods = MethodIntrospector.selectMethods(userClass,
+				(MethodIntrospector.MetadataLookup<List<RateLimited>>) (method) -> {
+					List<RateLimited> annotations = RateLimitedMethods.annotationsOf(method, userClass);
+					return annotations.isEmpty() ? null : annotations;
+				});
+		methods.forEach((method, annotations) -> this.byMethod.putIfAbsent(new MethodClassKey(method, userClass),
+				methodLimits(method, userClass, annotations)));
+	}
+
+	/**
+	 * Return the policies of a method invoked on an instance of the given class, or {@code null} if it has none.
+	 */
+	@Nullable MethodLimits lookup(Method method, Class<?> targetClass) {
+		MethodLimits limits = this.byInvokedMethod.get(method);
+		if (limits != null && limits.targetClass == targetClass) {
+			return limits;
+		}
+		Class<?> userClass = ClassUtils.getUserClass(targetClass);
+		MethodClassKey key = new MethodClassKey(ClassUtils.getMostSpecificMethod(method, userClass), userClass);
+		limits = this.byMethod.get(key);
+		if (limits == null && !this.scanned.contains(userClass)) {
+			register(userClass); // a class no scan met (a bean created by hand): checked once, like the others
+			limits = this.byMethod.get(key);
+		}
+		if (limits == null) {
+			return null;
+		}
+		if (userClass == targetClass && this.byInvokedMethod.size() < 4 * this.byMethod.size()) {
+			this.byInvokedMethod.put(method, limits);
+		}
+		return limits;
+	}
+
+	/**
+	 * Return whether any filter is configured.
+	 * @return whether the filter layer has filters
+	 */
+	public boolean hasFilters() {
+		return !this.filters.isEmpty();
+	}
+
+	/**
+	 * Return the names of the filters, in the order they are decided.
+	 * @return the names
+	 */
+	public List<String> filterNames() {
+		return this.filters.stream().map(FilterRule::name).toList();
+	}
+
+	List<FilterRule> filters() {
+		return this.filters;
+	}
+
+	/**
+	 * Return every declared policy that is enabled, in the order they were declared: the first declaration of each
+	 * name.
+	 * @return the policies
+	 */
+	public List<PolicySpec> policies() {
+		synchronized (this.declared) {
+			return this.declared.values().stream().map(Declaration::spec).filter((spec) -> spec != null).toList();
+		}
+	}
+
+	/**
+	 * Return one declared, enabled policy.
+	 * @param name the policy's name
+	 * @return the policy, or {@code null} if there is none of that name
+	 */
+	public @Nullable PolicySpec policy(String name) {
+		synchronized (this.declared) {
+			Declaration declaration = this.declared.get(name);
+			return (declaration != null) ? declaration.spec() : null;
+		}
+	}
+
+	/**
+	 * Return the methods (or properties) that declare a policy.
+	 * @param name the policy's name
+	 * @return where it is declared, in order
+	 */
+	public List<String> declaredBy(String name) {
+		synchronized (this.declared) {
+			Declaration declaration = this.declared.get(name);
+			return (declaration != null) ? List.copyOf(declaration.declaredBy()) : List.of();
+		}
+	}
+
+	/**
+	 * Return the plan a request whose resolver gave this plan is decided under: the plan if it is configured, else
+	 * the default plan.
+	 */
+	@Nullable String effectivePlan(@Nullable String plan) {
+		return (plan != null && this.plans.containsKey(plan)) ? plan : this.defaultPlan;
+	}
+
+	BeanResolver beanResolver() {
+		return this.beanResolver;
+	}
+
+	private MethodLimits methodLimits(Method method, Class<?> userClass, List<RateLimited> annotations) {
+		String[] names = parameterNamesOf(method);
+		String where = "@RateLimited on " + RateLimitedMethods.describe(userClass, method);
+		List<PolicySpec> specs = new ArrayList<>();
+		Set<String> namesOnMethod = new LinkedHashSet<>();
+		for (RateLimited annotation : annotations) {
+			boolean named = StringUtils.hasText(annotation.name());
+			String name = named ? annotation.name().trim() : userClass.getSimpleName() + "." + method.getName();
+			if (!namesOnMethod.add(name)) {
+				throw new InvalidRateLimitPolicyException(name, where + ": policy '" + name
+						+ "' is declared more than once on this method; give each @RateLimited a distinct name");
+			}
+			String property = POLICIES + "." + PolicyParser.bracketed(name);
+			PolicySpec spec = this.parser.parse(name, where, property,
+					List.of(this.configured.getOrDefault(name, PolicyValues.NONE), PolicyValues.of(annotation)), names,
+					method.getParameterTypes());
+			declare(name, where, spec, named);
+			if (spec != null) {
+				specs.add(spec);
+			}
+		}
+		return new MethodLimits(userClass, specs, names);
+	}
+
+	private List<FilterRule> filterRules(List<FilterDefinition> definitions) {
+		List<FilterDefinition> ordered = new ArrayList<>(definitions);
+		ordered.sort(Comparator.comparingInt(FilterDefinition::order).thenComparing(FilterDefinition::name));
+		List<FilterRule> rules = new ArrayList<>(ordered.size());
+		for (FilterDefinition definition : ordered) {
+			String where = "ratelimit.filters." + PolicyParser.bracketed(definition.name());
+			List<PathPattern> patterns = patterns(definition, where);
+			Set<String> methods = methods(definition, where);
+			PolicySpec spec = this.parser.parse(definition.name(), where, where, List.of(definition.values()),
+					new String[0], new Class<?>[0]);
+			declare(definition.name(), where, spec, true);
+			if (spec == null) {
+				continue;
+			}
+			List<PolicySpec> shared = new ArrayList<>();
+			for (int i = 0; i < definition.policies().size(); i++) {
+				PolicySpec drawn = sharedPolicy(definition.policies().get(i).trim(), where + ".policies[" + i + "]");
+				if (drawn != null) {
+					shared.add(drawn);
+				}
+			}
+			rules.add(new FilterRule(definition.name(), patterns, methods, spec, List.copyOf(shared)));
+		}
+		return List.copyOf(rules);
+	}
+
+	/** A shared policy, defined in {@code ratelimit.policies.<name>} only, that a filter draws. */
+	private @Nullable PolicySpec sharedPolicy(String name, String where) {
+		PolicyValues values = this.configured.get(name);
+		if (values == null || values.get("limit") == null || values.get("window") == null) {
+			throw new InvalidRateLimitPolicyException(name, where + " names policy '" + name + "', which is not "
+					+ "defined under ratelimit.policies (a shared policy needs at least its limit and window there)");
+		}
+		String property = POLICIES + "." + PolicyParser.bracketed(name);
+		PolicySpec spec = this.parser.parse(name, property, property, List.of(values), new String[0],
+				new Class<?>[0]);
+		declare(name, property, spec, true);
+		return spec;
+	}
+
+	private static List<PathPattern> patterns(FilterDefinition definition, String where) {
+		if (definition.paths().isEmpty()) {
+			throw new InvalidRateLimitPolicyException(definition.name(), where
+					+ ".paths: at least one path pattern is required (such as /api/**)");
+		}
+		List<PathPattern> patterns = new ArrayList<>();
+		for (int i = 0; i < definition.paths().size(); i++) {
+			String path = definition.paths().get(i).trim();
+			try {
+				patterns.add(PathPatternParser.defaultInstance.parse(path));
+			}
+			catch (PatternParseException ex) {
+				throw new InvalidRateLimitPolicyException(definition.name(), where + ".paths[" + i + "]: '" + path
+						+ "' is not a path pattern: " + ex.getMessage(), ex);
+			}
+		}
+		return List.copyOf(patterns);
+	}
+
+	private static Set<String> methods(FilterDefinition definition, String where) {
+		Set<String> methods = new LinkedHashSet<>();
+		for (int i = 0; i < definition.methods().size(); i++) {
+			String method = definition.methods().get(i).trim().toUpperCase(Locale.ROOT);
+			if (!HTTP_METHODS.contains(method)) {
+				throw new InvalidRateLimitPolicyException(definition.name(), where + ".methods[" + i + "]: '"
+						+ definition.methods().get(i) + "' is not an HTTP method (one of "
+						+ String.join(", ", new TreeSet<>(HTTP_METHODS)) + ")");
+			}
+			methods.add(method);
+		}
+		return Set.copyOf(methods);
+	}
+
+	/**
+	 * Record a declaration of a policy name, checking it against the others: declarations of one name share its
+	 * counters, so they must count alike.
+	 */
+	private void declare(String name, String where, @Nullable PolicySpec spec, boolean named) {
+		synchronized (this.declared) {
+			String declaration = PolicyParser.declarationOf(where);
+			Declaration existing = this.declared.get(name);
+			if (existing == null) {
+				List<String> declaredBy = new ArrayList<>();
+				declaredBy.add(declaration);
+				this.declared.put(name, new Declaration(where, spec, declaredBy));
+				return;
+			}
+			if (!existing.declaredBy().contains(declaration)) {
+				existing.declaredBy().add(declaration);
+			}
+			if (!named && !existing.where().equals(where)) {
+				logger.warn(where + " shares the default policy name '" + name + "' (and so its counters) with "
+						+ PolicyParser.declarationOf(existing.where())
+						+ "; give each a name if they should be counted apart");
+			}
+			RateLimitPolicy first = (existing.spec() != null) ? existing.spec().policy() : null;
+			if (first != null && spec != null && !first.equals(spec.policy())) {
+				throw new InvalidRateLimitPolicyException(name, where + ": policy '" + name + "' is also declared by "
+						+ PolicyParser.declarationOf(existing.where()) + " with different settings ("
+						+ first.describe() + " there, " + spec.policy().describe() + " here); methods that share a "
+						+ "policy name share its counters and must declare the same limit, window, algorithm and "
+						+ "burst");
+			}
+		}
+	}
+
+	private void checkConfiguredPoliciesExist() {
+		Set<String> known;
+		synchronized (this.declared) {
+			known = new TreeSet<>(this.declared.keySet());
+		}
+		this.configured.forEach((name, values) -> {
+			if (this.drawnByDisabledFilters.contains(name) || known.contains(name)) {
+				return;
+			}
+			boolean shared = values.get("limit") != null && values.get("window") != null;
+			throw new InvalidRateLimitPolicyException(name, POLICIES + "." + PolicyParser.bracketed(name)
+					+ " does not match any @RateLimited policy. Known policies: "
+					+ (known.isEmpty() ? "none" : String.join(", ", known)) + "."
+					+ (shared ? " A shared policy is drawn by @RateLimited(name = \"" + name
+							+ "\") or a filter's 'policies'; this one is drawn by none." : ""));
+		});
+	}
+
+	private void checkPlannedPoliciesExist() {
+		Set<String> known;
+		synchronized (this.declared) {
+			known = new TreeSet<>(this.declared.keySet());
+		}
+		known.addAll(this.configured.keySet());
+		this.plans.forEach((plan, policies) -> {
+			for (String name : policies.keySet()) {
+				if (!known.contains(name)) {
+					throw new InvalidRateLimitPolicyException(name, "ratelimit.plans." + plan + "."
+							+ PolicyParser.bracketed(name) + " does not match any policy. Known policies: "
+							+ (known.isEmpty() ? "none" : String.join(", ", known)) + ".");
+				}
+			}
+		});
+	}
+
+	private String[] parameterNamesOf(Method method) {
+		String[] names = this.parameterNames.getParameterNames(method);
+		if (names == null) {
+			names = new String[method.getParameterCount()];
+			for (int i = 0; i < names.length; i++) {
+				names[i] = "p" + i;
+			}
+		}
+		return names;
+	}
+
+	private record Declaration(String where, @Nullable PolicySpec spec, List<String> declaredBy) {
+	}
+
+	/**
+	 * Where the catalogue learns of classes whose beans are proxied for {@code @RateLimited} after start-up (lazy
+	 * beans): the post-processor that proxies them.
+	 */
+	public interface RateLimitedClasses {
+
+		/**
+		 * Return the classes met so far.
+		 * @return the classes
+		 */
+		Set<Class<?>> eligibleClasses();
+
+		/**
+		 * Have classes met from now on passed to the listener.
+		 * @param listener the listener
+		 */
+		void onEligibleClass(Consumer<Class<?>> listener);
+
+	}
+
+	/**
+	 * Builds a {@link PolicyCatalog} from configuration.
+	 */
+	public static final class Builder {
+
+		private Map<String, PolicyValues> policies = Map.of();
+
+		private List<FilterDefinition> filters = List.of();
+
+		private Map<String, Map<String, PolicyValues>> plans = Map.of();
+
+		private @Nullable String defaultPlan;
+
+		private FailureMode defaultFailureMode = FailureMode.ALLOW;
+
+		private Consumer<RateLimitPolicy> storeCheck = (policy) -> {
+		};
+
+		private Set<String> drawnByDisabledFilters = Set.of();
+
+		private @Nullable RateLimitedClasses rateLimitedClasses;
+
+		private Builder() {
+		}
+
+		/**
+		 * Set the configured values of policies ({@code ratelimit.policies.<name>}), over their annotations; a policy
+		 * configured in full with a key is a shared policy that annotations and filters draw by name.
+		 * @param policies the values, by policy name
+		 * @return this builder
+		 */
+		public Builder policies(Map<String, PolicyValues> policies) {
+			this.policies = policies;
+			return this;
+		}
+
+		/**
+		 * Set the filters of the filter layer.
+		 * @param filters the filters, enabled ones only
+		 * @return this builder
+		 */
+		public Builder filters(List<FilterDefinition> filters) {
+			this.filters = filters;
+			return this;
+		}
+
+		/**
+		 * Set the plans: by plan, by policy name, the values the plan changes ({@code limit}, {@code window},
+		 * {@code burst}); and the plan of requests with none or an unknown one.
+		 * @param plans the plans, in configuration order
+		 * @param defaultPlan the default plan, or {@code null} for the policies as declared
+		 * @return this builder
+		 */
+		public Builder plans(Map<String, Map<String, PolicyValues>> plans, @Nullable String defaultPlan) {
+			this.plans = plans;
+			this.defaultPlan = defaultPlan;
+			return this;
+		}
+
+		/**
+		 * Set the failure mode of policies that do not configure one.
+		 * @param defaultFailureMode the failure mode
+		 * @return this builder
+		 */
+		public Builder defaultFailureMode(FailureMode defaultFailureMode) {
+			this.defaultFailureMode = defaultFailureMode;
+			return this;
+		}
+
+		/**
+		 * Check every policy against what the store can enforce.
+		 * @param storeCheck throws {@link IllegalArgumentException} for a policy the store cannot enforce (see
+		 * {@link io.github.ratelimit.store.RateLimitStore#checkSupported})
+		 * @return this builder
+		 */
+		public Builder storeCheck(Consumer<RateLimitPolicy> storeCheck) {
+			this.storeCheck = storeCheck;
+			return this;
+		}
+
+		/**
+		 * Name the shared policies that disabled filters draw, so that switching a filter off does not fail start-up
+		 * for the policies it drew.
+		 * @param names the policy names
+		 * @return this builder
+		 */
+		public Builder drawnByDisabledFilters(Set<String> names) {
+			this.drawnByDisabledFilters = names;
+			return this;
+		}
+
+		/**
+		 * Learn of rate limited classes from the post-processor that proxies them.
+		 * @param rateLimitedClasses the post-processor, or {@code null}
+		 * @return this builder
+		 */
+		public Builder rateLimitedClasses(@Nullable RateLimitedClasses rateLimitedClasses) {
+			this.rateLimitedClasses = rateLimitedClasses;
+			return this;
+		}
+
+		/**
+		 * Build the catalogue, checking the filters, the shared policies they draw and the plans.
+		 * @return the catalogue
+		 * @throws InvalidRateLimitPolicyException if anything is invalid
+		 */
+		public PolicyCatalog build() {
+			return new PolicyCatalog(this);
+		}
+
+	}
+
+}

@@ -1,0 +1,457 @@
+package io.github.ratelimit.engine;
+
+import java.time.Duration;
+import java.time.format.DateTimeParseException;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collection;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.function.Consumer;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import io.github.ratelimit.Algorithm;
+import io.github.ratelimit.FailureMode;
+import io.github.ratelimit.PolicyMode;
+import io.github.ratelimit.RateLimitPolicy;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.expression.EvaluationContext;
+import org.springframework.expression.Expression;
+import org.springframework.expression.ParseException;
+import org.springframework.expression.spel.SpelCompilerMode;
+import org.springframework.expression.spel.SpelParserConfiguration;
+import org.springframework.expression.spel.ast.Literal;
+import org.springframework.expression.spel.standard.SpelExpression;
+import org.springframework.expression.spel.standard.SpelExpressionParser;
+import org.springframework.expression.spel.support.SimpleEvaluationContext;
+
+/**
+ * Builds {@link PolicySpec}s from their sources, the one place where a policy's attributes are read, defaulted and
+ * validated: a mistake fails start-up with a message naming where the policy is declared, the attribute and the
+ * value. Each attribute is taken from the first source that sets it (a property before the annotation, a plan before
+ * the policy).
+ * <p>
+ * A new attribute is read here, from the name it has in the annotation and the properties (see
+ * {@link PolicyValues}), and used where requests are decided.
+ */
+final class PolicyParser {
+
+	/** The attributes the endpoint shows the source of, in order; {@code burst} for the bucket algorithms only. */
+	private static final List<String> SHOWN = List.of("algorithm", "limit", "window", "burst", "failure-mode", "mode");
+
+	/**
+	 * Attributes that decide nothing here, read into the spec's values by name for the code that uses them
+	 * ({@link PolicySpec#value}): their type, as values are converted to.
+	 */
+	private static final Map<String, Class<?>> PASSED_ON = Map.of();
+
+	/** The attributes a plan changes. */
+	private static final List<String> PLANNED = List.of("limit", "window", "burst");
+
+	/** Boot's simple duration format: a whole number and a unit. */
+	private static final Pattern SIMPLE_DURATION = Pattern.compile("^([+-]?\\d+)(ns|us|ms|s|m|h|d)$",
+			Pattern.CASE_INSENSITIVE);
+
+	private static final EvaluationContext LITERALS = SimpleEvaluationContext.forReadOnlyDataBinding().build();
+
+	private final FailureMode defaultFailureMode;
+
+	private final Consumer<RateLimitPolicy> storeCheck;
+
+	/** By plan, by policy name, what the plan changes. */
+	private final Map<String, Map<String, PolicyValues>> plans;
+
+	private final SpelExpressionParser parser = new SpelExpressionParser(
+			new SpelParserConfiguration(SpelCompilerMode.MIXED, PolicyParser.class.getClassLoader()));
+
+	PolicyParser(FailureMode defaultFailureMode, Consumer<RateLimitPolicy> storeCheck,
+			Map<String, Map<String, PolicyValues>> plans) {
+		this.defaultFailureMode = defaultFailureMode;
+		this.storeCheck = storeCheck;
+		this.plans = plans;
+	}
+
+	/**
+	 * Build a policy's spec.
+	 * @param name the policy's name
+	 * @param where where it is declared, for messages ({@code @RateLimited on OrderController#orders(String)},
+	 * {@code ratelimit.filters.edge})
+	 * @param property the properties users set it with ({@code ratelimit.policies.orders}), for messages
+	 * @param sources its values, the first source that sets an attribute winning
+	 * @param parameterNames the names of the method's parameters (none outside a method)
+	 * @param parameterTypes their types
+	 * @return the spec, or {@code null} if the policy is disabled
+	 * @throws InvalidRateLimitPolicyException if a value is invalid
+	 */
+	@Nullable PolicySpec parse(String name, String where, String property, List<PolicyValues> sources,
+			String[] parameterNames, Class<?>[] parameterTypes) {
+		Values values = new Values(sources, name, where);
+		if (Boolean.FALSE.equals(values.get("enabled", Boolean.class))) {
+			return null;
+		}
+		Long limit = values.get("limit", Long.class);
+		if (limit == null) {
+			throw invalid(name, where, "'limit' is not set; set it on the annotation or with '" + property + ".limit'");
+		}
+		Duration window = window(values, name, where, property);
+		Algorithm algorithm = values.getOrDefault("algorithm", Algorithm.class, Algorithm.FIXED);
+		FailureMode failureMode = values.getOrDefault("failure-mode", FailureMode.class, this.defaultFailureMode);
+		PolicyMode mode = values.getOrDefault("mode", PolicyMode.class, PolicyMode.ENFORCE);
+		RateLimitPolicy policy;
+		try {
+			policy = RateLimitPolicy.builder(name)
+				.algorithm(algorithm)
+				.limit(limit)
+				.window(window)
+				.burst(values.get("burst", Long.class))
+				.failureMode(failureMode)
+				.mode(mode)
+				.build();
+			this.storeCheck.accept(policy);
+		}
+		catch (IllegalArgumentException ex) {
+			String message = String.valueOf(ex.getMessage());
+			throw invalid(name, where, message + values.fromProperty(message), ex);
+		}
+		String keyExpression = values.getOrDefault("key", String.class, "").trim();
+		KeySource key = keySource(keyExpression, name, where, parameterNames, parameterTypes);
+		CostSource cost = costSource(values.getOrDefault("cost", String.class, "1").trim(), policy, where, values,
+				property);
+		CountOn countOn;
+		try {
+			countOn = CountOn.of(values.getOrDefault("count-on", List.class, List.of()));
+		}
+		catch (IllegalArgumentException ex) {
+			throw invalid(name, where, ex.getMessage() + values.fromProperty("'count-on'"));
+		}
+		String skip = values.getOrDefault("skip", String.class, "").trim();
+		Expression skipExpression = skip.isEmpty() ? null : parse(skip, "skip", name, where);
+		Map<String, Map<String, String>> planSources = new LinkedHashMap<>();
+		Map<String, RateLimitPolicy> planned = planned(policy, where, planSources);
+		Map<String, Object> passedOn = new LinkedHashMap<>();
+		PASSED_ON.forEach((attribute, type) -> {
+			Object value = values.get(attribute, type);
+			if (value != null) {
+				passedOn.put(attribute, value);
+			}
+		});
+		return new PolicySpec(policy, declarationOf(where), values.sources(policy), keyExpression, key, cost, countOn,
+				skipExpression, planned, planSources, passedOn);
+	}
+
+	/** The policy as each plan that changes it has it, checked like the policy itself. */
+	private Map<String, RateLimitPolicy> planned(RateLimitPolicy policy, String where,
+			Map<String, Map<String, String>> planSources) {
+		Map<String, RateLimitPolicy> planned = new LinkedHashMap<>();
+		this.plans.forEach((plan, changes) -> {
+			PolicyValues change = changes.get(policy.name());
+			if (change == null) {
+				return;
+			}
+			Values values = new Values(List.of(change), policy.name(), where);
+			Long limit = values.get("limit", Long.class);
+			Long burst = values.get("burst", Long.class);
+			Duration window = (change.get("window") != null) ? window(values, policy.name(), where, change.source())
+					: policy.window();
+			try {
+				RateLimitPolicy variant = policy.toBuilder()
+					.variant(plan)
+					.limit((limit != null) ? limit : policy.limit())
+					.window(window)
+					// A burst left at the limit follows a plan's limit; one set apart is kept.
+					.burst((burst != null) ? burst
+							: (policy.burst() != policy.limit() || limit == null) ? policy.burst() : null)
+					.build();
+				this.storeCheck.accept(variant);
+				planned.put(plan, variant);
+			}
+			catch (IllegalArgumentException ex) {
+				throw invalid(policy.name(), where, ex.getMessage() + " (from " + change.source() + ")", ex);
+			}
+			Map<String, String> sources = new LinkedHashMap<>();
+			for (String attribute : PLANNED) {
+				if (!attribute.equals("burst") || policy.algorithm().isBucket()) {
+					sources.put(attribute, (change.get(attribute) != null) ? change.sourceOf(attribute) : "policy");
+				}
+			}
+			planSources.put(plan, Collections.unmodifiableMap(sources));
+		});
+		return Collections.unmodifiableMap(planned);
+	}
+
+	private static Duration window(Values values, String name, String where, String property) {
+		Object value = values.raw("window");
+		if (value == null) {
+			throw invalid(name, where, "'window' is not set; set it on the annotation or with '" + property + ".window'");
+		}
+		if (value instanceof Duration duration) {
+			return duration;
+		}
+		String text = value.toString().trim();
+		if (text.chars().allMatch(Character::isDigit)) {
+			throw invalid(name, where, "'window' must have a unit (ms, s, m, h, d) or be ISO-8601 (PT1M) but was '"
+					+ text + "'" + values.fromProperty("'window'"));
+		}
+		Duration window = parseDuration(text);
+		if (window == null) {
+			throw invalid(name, where, "'window' must be a duration such as 500ms, 30s, 1m, 1h, 1d or PT1M but was '"
+					+ text + "'" + values.fromProperty("'window'"));
+		}
+		return window;
+	}
+
+	/** Boot's two duration formats: simple ({@code 30s}) and ISO-8601 ({@code PT30S}). */
+	static @Nullable Duration parseDuration(String text) {
+		Matcher simple = SIMPLE_DURATION.matcher(text);
+		try {
+			if (simple.matches()) {
+				long amount = Long.parseLong(simple.group(1));
+				return switch (simple.group(2).toLowerCase(Locale.ROOT)) {
+					case "ns" -> Duration.ofNanos(amount);
+					case "us" -> Duration.ofNanos(Math.multiplyExact(amount, 1_000L));
+					case "ms" -> Duration.ofMillis(amount);
+					case "s" -> Duration.ofSeconds(amount);
+					case "m" -> Duration.ofMinutes(amount);
+					case "h" -> Duration.ofHours(amount);
+					default -> Duration.ofDays(amount);
+				};
+			}
+			return Duration.parse(text);
+		}
+		catch (ArithmeticException | NumberFormatException | DateTimeParseException ex) {
+			return null;
+		}
+	}
+
+	private KeySource keySource(String expression, String name, String where, String[] parameterNames,
+			Class<?>[] parameterTypes) {
+		if (expression.isEmpty() || expression.equals("#clientIp")) {
+			return new KeySource.ClientIp();
+		}
+		if (expression.startsWith("#")) {
+			String variable = expression.substring(1);
+			int index = Arrays.asList(parameterNames).indexOf(variable);
+			// #request and #principal always mean the request and its principal, even if a parameter has the name.
+			if (index >= 0 && !variable.equals("request") && !variable.equals("principal")) {
+				Class<?> type = parameterTypes[index];
+				if (!KeyText.mayHaveText(type)) {
+					throw invalid(name, where, "'key' " + expression + " is a " + type.getTypeName()
+							+ ", whose text is not its value; a key must be " + KeyText.ALLOWED
+							+ " (name a property of it, such as " + expression + ".id)");
+				}
+				return new KeySource.Argument(index);
+			}
+		}
+		Expression parsed = parse(expression, "key", name, where);
+		if (parsed instanceof SpelExpression spel && spel.getAST() instanceof Literal) {
+			return new KeySource.Literal(parsed.getValue(LITERALS));
+		}
+		return new KeySource.Spel(parsed);
+	}
+
+	private CostSource costSource(String cost, RateLimitPolicy policy, String where, Values values, String property) {
+		if (cost.matches("[+-]?\\d+")) {
+			long value;
+			try {
+				value = Long.parseLong(cost);
+			}
+			catch (NumberFormatException ex) {
+				throw invalid(policy.name(), where, "'cost' is too large: '" + cost + "'");
+			}
+			if (value < 1) {
+				throw invalid(policy.name(), where, "'cost' must be at least 1 but was " + value);
+			}
+			if (value > policy.capacity()) {
+				String of = policy.algorithm().isBucket() ? "burst" : "limit";
+				boolean configured = policy.algorithm().isBucket()
+						? (values.isConfigured("burst") || values.isConfigured("limit")) : values.isConfigured("limit");
+				throw invalid(policy.name(), where, "'cost' of " + value + " exceeds the " + of + " of "
+						+ policy.capacity() + ((configured) ? " (configured under " + property + ")" : "")
+						+ ", so no request could ever pass");
+			}
+			return new CostSource.Constant(value);
+		}
+		return new CostSource.Spel(parse(cost, "cost", policy.name(), where));
+	}
+
+	private Expression parse(String expression, String attribute, String name, String where) {
+		try {
+			return this.parser.parseExpression(expression);
+		}
+		catch (ParseException | IllegalStateException ex) {
+			throw invalid(name, where, "'" + attribute + "' is not a valid SpEL expression '" + expression + "': "
+					+ ex.getMessage(), ex);
+		}
+	}
+
+	/** The method of an annotation's declaration, or the property of a configured one. */
+	static String declarationOf(String where) {
+		return where.startsWith("@RateLimited on ") ? where.substring("@RateLimited on ".length()) : where;
+	}
+
+	/** A property path's segment for a policy name: bracketed when the name has a dot. */
+	static String bracketed(String name) {
+		return name.contains(".") ? "[" + name + "]" : name;
+	}
+
+	private static InvalidRateLimitPolicyException invalid(String name, String where, String problem) {
+		return new InvalidRateLimitPolicyException(name, where + ": " + problem);
+	}
+
+	private static InvalidRateLimitPolicyException invalid(String name, String where, String problem,
+			Throwable cause) {
+		return new InvalidRateLimitPolicyException(name, where + ": " + problem, cause);
+	}
+
+	/** A policy's sources, read attribute by attribute. */
+	private static final class Values {
+
+		private final List<PolicyValues> sources;
+
+		private final String name;
+
+		private final String where;
+
+		Values(List<PolicyValues> sources, String name, String where) {
+			this.sources = sources;
+			this.name = name;
+			this.where = where;
+		}
+
+		/** The first source that sets the attribute, or {@code null}. */
+		@Nullable PolicyValues sourceSetting(String attribute) {
+			for (PolicyValues source : this.sources) {
+				if (source.get(attribute) != null) {
+					return source;
+				}
+			}
+			return null;
+		}
+
+		@Nullable Object raw(String attribute) {
+			PolicyValues source = sourceSetting(attribute);
+			return (source != null) ? source.get(attribute) : null;
+		}
+
+		/** Whether a source other than the annotation sets the attribute: a property. */
+		boolean isConfigured(String attribute) {
+			PolicyValues source = sourceSetting(attribute);
+			return source != null && !PolicyValues.ANNOTATION.equals(source.source());
+		}
+
+		/** What a message about the attribute its text starts with adds: the property that set it. */
+		String fromProperty(String message) {
+			for (String attribute : SHOWN) {
+				if (message.startsWith("'" + attribute + "'") && isConfigured(attribute)) {
+					PolicyValues source = sourceSetting(attribute);
+					return " (from " + ((source != null) ? source.sourceOf(attribute) : attribute) + ")";
+				}
+			}
+			if (message.startsWith("'count-on'") && isConfigured("count-on")) {
+				PolicyValues source = sourceSetting("count-on");
+				return " (from " + ((source != null) ? source.sourceOf("count-on") : "count-on") + ")";
+			}
+			return "";
+		}
+
+		<T> T getOrDefault(String attribute, Class<T> type, T fallback) {
+			T value = get(attribute, type);
+			return (value != null) ? value : fallback;
+		}
+
+		@SuppressWarnings("unchecked")
+		<T> @Nullable T get(String attribute, Class<T> type) {
+			Object value = raw(attribute);
+			if (value == null || type.isInstance(value)) {
+				return (T) value;
+			}
+			try {
+				return (T) convert(value, type);
+			}
+			catch (IllegalArgumentException ex) {
+				PolicyValues source = sourceSetting(attribute);
+				throw invalid(this.name, this.where, "'" + attribute + "' cannot be '" + value + "'"
+						+ ((source != null && !PolicyValues.ANNOTATION.equals(source.source()))
+								? " (from " + source.sourceOf(attribute) + ")" : "")
+						+ ": " + ex.getMessage());
+			}
+		}
+
+		private static Object convert(Object value, Class<?> type) {
+			String text = value.toString().trim();
+			if (type == Long.class) {
+				if (value instanceof Number number) {
+					return number.longValue();
+				}
+				return Long.parseLong(text);
+			}
+			if (type == Boolean.class) {
+				if (!text.equalsIgnoreCase("true") && !text.equalsIgnoreCase("false")) {
+					throw new IllegalArgumentException("expected true or false");
+				}
+				return Boolean.parseBoolean(text);
+			}
+			if (type == String.class) {
+				return text;
+			}
+			if (type == List.class) {
+				if (value instanceof Object[] array) {
+					return Arrays.stream(array).map(String::valueOf).toList();
+				}
+				if (value instanceof Collection<?> collection) {
+					return collection.stream().map(String::valueOf).toList();
+				}
+				return Arrays.stream(text.split(",")).map(String::trim).toList();
+			}
+			if (type.isEnum()) {
+				String constant = text.toUpperCase(Locale.ROOT).replace('-', '_');
+				for (Object candidate : type.getEnumConstants()) {
+					if (((Enum<?>) candidate).name().equals(constant)) {
+						return candidate;
+					}
+				}
+				List<String> names = new ArrayList<>();
+				for (Object candidate : type.getEnumConstants()) {
+					names.add(((Enum<?>) candidate).name().toLowerCase(Locale.ROOT).replace('_', '-'));
+				}
+				throw new IllegalArgumentException("expected one of " + String.join(", ", names));
+			}
+			throw new IllegalArgumentException("unsupported type " + type.getSimpleName());
+		}
+
+		/** By attribute the endpoint shows, where the value came from. */
+		Map<String, String> sources(RateLimitPolicy policy) {
+			Map<String, String> sources = new LinkedHashMap<>();
+			PolicyValues base = this.sources.get(this.sources.size() - 1);
+			for (String attribute : SHOWN) {
+				if (attribute.equals("burst") && !policy.algorithm().isBucket()) {
+					continue;
+				}
+				PolicyValues source = sourceSetting(attribute);
+				if (source != null) {
+					sources.put(attribute, source.sourceOf(attribute));
+				}
+				else if (attribute.equals("failure-mode")) {
+					sources.put(attribute, "ratelimit.failure-mode");
+				}
+				else {
+					sources.put(attribute, base.sourceOf(attribute));
+				}
+			}
+			for (String attribute : PASSED_ON.keySet()) {
+				PolicyValues source = sourceSetting(attribute);
+				if (source != null) {
+					sources.put(attribute, source.sourceOf(attribute));
+				}
+			}
+			return sources;
+		}
+
+	}
+
+}

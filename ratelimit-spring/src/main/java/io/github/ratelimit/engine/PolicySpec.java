@@ -1,0 +1,260 @@
+package io.github.ratelimit.engine;
+
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import io.github.ratelimit.PolicyMode;
+import io.github.ratelimit.RateLimitPolicy;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.expression.Expression;
+
+/**
+ * One policy as it is enforced, the one shape whatever declared it (an annotation, {@code ratelimit.policies.*}, a
+ * filter, plans): built once at start-up by {@link PolicyParser} from its sources, each value recording where it came
+ * from. It holds the counting parameters ({@link #policy()}) and each plan's variant of them, and what a request needs
+ * to be decided: where its key and cost come from, which outcomes count, when it is skipped. Requests never build
+ * one.
+ *
+ * @since 0.2.0
+ */
+public final class PolicySpec {
+
+	private static final Log logger = LogFactory.getLog(PolicySpec.class);
+
+	/**
+	 * Keys that no client can write: the client IP (a parsed address: it never starts with {@value #RESERVED}), the
+	 * client IP a failed key expression falls back to, and the key used outside of an HTTP request. A key
+	 * expression's value that starts with {@value #RESERVED} gets one more, so it can equal none of them.
+	 */
+	static final char RESERVED = '#';
+
+	/** The key used outside of an HTTP request, when the key is the client's IP address. */
+	static final String NO_REQUEST_KEY = RESERVED + "none";
+
+	/** What the client IP is prefixed with when a key expression falls back to it. */
+	static final String FALLBACK_PREFIX = RESERVED + "ip:";
+
+	private final RateLimitPolicy policy;
+
+	private final String declaration;
+
+	private final Map<String, String> sources;
+
+	private final Map<String, RateLimitPolicy> plans;
+
+	private final Map<String, Map<String, String>> planSources;
+
+	/** The attributes the engine passes on to the code that uses them, by name. */
+	private final Map<String, Object> values;
+
+	private final String keyExpression;
+
+	private final KeySource key;
+
+	private final CostSource cost;
+
+	private final @Nullable CountOn countOn;
+
+	private final @Nullable Expression skip;
+
+	/** Whether the key is a literal, the same for every client: an application-wide quota. */
+	private final boolean sharedByEveryClient;
+
+	/** Logs a key expression's failure once per policy: it usually means the expression is wrong. */
+	private final AtomicBoolean keyFailureLogged = new AtomicBoolean();
+
+	/** Logs a skip condition's failure once per policy. */
+	private final AtomicBoolean skipFailureLogged = new AtomicBoolean();
+
+	PolicySpec(RateLimitPolicy policy, String declaration, Map<String, String> sources, String keyExpression,
+			KeySource key, CostSource cost, @Nullable CountOn countOn, @Nullable Expression skip,
+			Map<String, RateLimitPolicy> plans, Map<String, Map<String, String>> planSources,
+			Map<String, Object> values) {
+		this.policy = policy;
+		this.declaration = declaration;
+		this.sources = Collections.unmodifiableMap(new LinkedHashMap<>(sources)); // kept in the attributes' order
+		this.keyExpression = keyExpression;
+		this.key = key;
+		this.cost = cost;
+		this.countOn = countOn;
+		this.skip = skip;
+		this.plans = plans;
+		this.planSources = planSources;
+		this.values = Map.copyOf(values);
+		this.sharedByEveryClient = key instanceof KeySource.Literal;
+	}
+
+	/**
+	 * Return the counting parameters of the policy as declared (no plan).
+	 * @return the policy
+	 */
+	public RateLimitPolicy policy() {
+		return this.policy;
+	}
+
+	/**
+	 * Return where the policy is declared: the method ({@code OrderController#orders(String)}) or the property
+	 * ({@code ratelimit.filters.edge}).
+	 * @return the declaration
+	 */
+	public String declaration() {
+		return this.declaration;
+	}
+
+	/**
+	 * Return, by attribute, where its value came from: {@code annotation}, the property that set it, or
+	 * {@code ratelimit.failure-mode} for the global failure mode.
+	 * @return the sources, in the order of the attributes
+	 */
+	public Map<String, String> sources() {
+		return this.sources;
+	}
+
+	/**
+	 * Return, by plan that changes the policy, the policy under that plan (a variant of its own).
+	 * @return the plans' variants, in configuration order
+	 */
+	public Map<String, RateLimitPolicy> plans() {
+		return this.plans;
+	}
+
+	/**
+	 * Return, by plan, by attribute, where the variant's value came from: the plan's property, or {@code policy} for
+	 * a value kept from the policy.
+	 * @return the sources of the plans' values
+	 */
+	public Map<String, Map<String, String>> planSources() {
+		return this.planSources;
+	}
+
+	/**
+	 * Return the value of an attribute the engine does not decide with but passes on (see {@link PolicyParser}).
+	 * @param attribute the attribute, as the properties name it
+	 * @param type its type
+	 * @param <T> its type
+	 * @return the value, or {@code null} if no source sets it
+	 */
+	public <T> @Nullable T value(String attribute, Class<T> type) {
+		Object value = this.values.get(attribute);
+		return type.isInstance(value) ? type.cast(value) : null;
+	}
+
+	/** Whether every client draws on one key: an application-wide quota, whose state headers do not show. */
+	boolean isSharedByEveryClient() {
+		return this.sharedByEveryClient;
+	}
+
+	/** The outcomes that count, or {@code null} if every admitted request does. */
+	@Nullable CountOn countOn() {
+		return this.countOn;
+	}
+
+	boolean hasSkip() {
+		return this.skip != null;
+	}
+
+	/** Whether the policy only reports what it would have rejected. */
+	boolean isShadow() {
+		return this.policy.mode() == PolicyMode.SHADOW;
+	}
+
+	/** Whether the key is the client's IP address: such policies do not apply to exempt clients. */
+	boolean isKeyedByClientIp() {
+		return this.key instanceof KeySource.ClientIp;
+	}
+
+	boolean isPlanned() {
+		return !this.plans.isEmpty();
+	}
+
+	/** The policy under the given plan: the plan's variant if it changes this policy, else the policy itself. */
+	RateLimitPolicy policy(@Nullable String plan) {
+		if (plan == null || this.plans.isEmpty()) {
+			return this.policy;
+		}
+		return this.plans.getOrDefault(plan, this.policy);
+	}
+
+	/**
+	 * Return whether this request is skipped by the policy's condition. A condition that fails or yields no boolean
+	 * does not skip: a broken condition must not switch a limit off.
+	 */
+	boolean skips(RequestScope scope) {
+		if (this.skip == null) {
+			return false;
+		}
+		try {
+			return Boolean.TRUE.equals(this.skip.getValue(scope.evaluationContext(), Boolean.class));
+		}
+		catch (RuntimeException ex) {
+			if (this.skipFailureLogged.compareAndSet(false, true)) {
+				logger.warn("Skip condition of rate limit policy '" + this.policy.name() + "' on " + this.declaration
+						+ " failed: " + ex.getMessage() + "; the policy applies (logged once per policy)", ex);
+			}
+			return false;
+		}
+	}
+
+	/**
+	 * Return the cost of this request.
+	 * @throws io.github.ratelimit.web.InvalidRateLimitCostException if the cost expression yields no whole number
+	 * of at least 1
+	 * @throws CostSource.ExpressionFailure if the cost expression throws
+	 */
+	long cost(RequestScope scope) {
+		return this.cost.cost(scope, this.policy.name());
+	}
+
+	/**
+	 * Return the key of this request. A key expression that yields {@code null}, an empty string or a value with no
+	 * value-based text (see {@link KeyText}), or that fails, falls back to the client's IP address in a namespace of
+	 * its own; that is logged at WARN once per policy, since it usually means the expression is wrong, and it must not
+	 * turn into an error response.
+	 */
+	String key(RequestScope scope) {
+		if (this.key instanceof KeySource.ClientIp) {
+			return scope.clientIp();
+		}
+		Object value;
+		String key;
+		try {
+			value = this.key.key(scope);
+			if (value instanceof ClientAddress address) {
+				return address.key(); // #clientIp: already in a namespace of its own
+			}
+			key = (value != null) ? KeyText.of(value) : null;
+		}
+		catch (RuntimeException ex) {
+			warnFallback("failed: " + ex.getMessage(), ex);
+			return FALLBACK_PREFIX + scope.clientIp();
+		}
+		if (key == null || key.isEmpty()) {
+			warnFallback((value == null) ? "yielded null"
+					: (key == null) ? "yielded a " + value.getClass().getName() + ", whose text is not its value (a key"
+							+ " must be " + KeyText.ALLOWED + ")"
+							: "yielded an empty string",
+					null);
+			return FALLBACK_PREFIX + scope.clientIp();
+		}
+		return (key.charAt(0) == RESERVED) ? RESERVED + key : key;
+	}
+
+	private void warnFallback(String what, @Nullable Exception failure) {
+		if (this.keyFailureLogged.compareAndSet(false, true)) {
+			logger.warn("Key expression '" + this.keyExpression + "' of rate limit policy '" + this.policy.name()
+					+ "' on " + this.declaration + " " + what
+					+ "; falling back to the client IP address (logged once per policy)", failure);
+		}
+	}
+
+	@Override
+	public String toString() {
+		return "PolicySpec[" + this.policy + " declared by " + this.declaration + "]";
+	}
+
+}

@@ -1,0 +1,561 @@
+package io.github.ratelimit.engine;
+
+import java.lang.reflect.Method;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
+
+import io.github.ratelimit.Decision;
+import io.github.ratelimit.RateLimitPolicy;
+import io.github.ratelimit.limiter.Admission;
+import io.github.ratelimit.limiter.RateLimiter;
+import io.github.ratelimit.observation.RateLimitObservationConvention;
+import io.github.ratelimit.store.Acquisition;
+import io.github.ratelimit.web.AppliedRateLimit;
+import io.github.ratelimit.web.ClientExemptions;
+import io.github.ratelimit.web.ClientIpResolver;
+import io.github.ratelimit.web.InvalidRateLimitCostException;
+import io.github.ratelimit.web.RateLimitException;
+import io.github.ratelimit.web.RateLimitExceededException;
+import io.github.ratelimit.web.RateLimitHeadersWriter;
+import io.github.ratelimit.web.RateLimitPlanResolver;
+import io.github.ratelimit.web.RateLimitRequest;
+import io.github.ratelimit.web.RateLimitStatus;
+import io.github.ratelimit.web.RateLimitUnavailableException;
+import io.micrometer.observation.ObservationRegistry;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.server.PathContainer;
+import org.springframework.web.ErrorResponseException;
+
+/**
+ * Decides the rate limits of a request, whatever the web stack: the filter layer's (the filters that match the
+ * request, with the shared policies they draw) before dispatch, then a {@code @RateLimited} method's. Within a layer,
+ * exempt clients and skip conditions first, then every enforced policy together, all or nothing, and shadow policies
+ * apart; what a layer takes stays taken whatever a later layer decides. The answer is a {@link RateLimitOutcome} for
+ * the web stack to write back. What a policy counting by outcome took is settled once the outcome is known
+ * ({@link #settle}).
+ *
+ * @since 0.2.0
+ */
+public final class RateLimitEngine {
+
+	private static final Log logger = LogFactory.getLog(RateLimitEngine.class);
+
+	private static final Comparator<AppliedRateLimit> MOST_RESTRICTIVE_FIRST = RateLimitEngine::compareRestrictiveness;
+
+	private static final long WARN_INTERVAL_NANOS = 60_000_000_000L;
+
+	/** The request attribute holding what the filter layer took, for the method layer. */
+	private static final String FILTER_LAYER_ATTRIBUTE = RateLimitEngine.class.getName() + ".filterLayer";
+
+	private static final PolicySpec[] NO_SPECS = new PolicySpec[0];
+
+	private final PolicyCatalog catalog;
+
+	private final ObservedLimiter limiter;
+
+	private final RateLimitHeadersWriter headersWriter;
+
+	private final ClientIpResolver clientIpResolver;
+
+	private final @Nullable RateLimitPlanResolver planResolver;
+
+	private final ClientExemptions exempt;
+
+	private final ShadowReporter shadowReporter;
+
+	private final Function<RateLimitRequest, String> clientIp = this::clientIp;
+
+	private final AtomicLong unknownPlanLoggedAt = new AtomicLong(System.nanoTime() - WARN_INTERVAL_NANOS);
+
+	private final AtomicLong planFailureLoggedAt = new AtomicLong(System.nanoTime() - WARN_INTERVAL_NANOS);
+
+	private final AtomicLong costFailureLoggedAt = new AtomicLong(System.nanoTime() - WARN_INTERVAL_NANOS);
+
+	private final AtomicLong clientIpFailureLoggedAt = new AtomicLong(System.nanoTime() - WARN_INTERVAL_NANOS);
+
+	private RateLimitEngine(Builder builder) {
+		this.catalog = builder.catalog;
+		this.limiter = new ObservedLimiter(builder.rateLimiter, builder.observationRegistry,
+				builder.observationConvention);
+		this.headersWriter = builder.headersWriter;
+		this.clientIpResolver = builder.clientIpResolver;
+		this.planResolver = builder.planResolver;
+		this.exempt = builder.exempt;
+		this.shadowReporter = new ShadowReporter(builder.rateLimiter.listener());
+	}
+
+	/**
+	 * Start building an engine.
+	 * @param catalog the policies
+	 * @param rateLimiter the limiter that decides them
+	 * @param headersWriter the writer of the response headers
+	 * @param clientIpResolver the resolver of the client's address
+	 * @return a builder
+	 */
+	public static Builder builder(PolicyCatalog catalog, RateLimiter rateLimiter, RateLimitHeadersWriter headersWriter,
+			ClientIpResolver clientIpResolver) {
+		return new Builder(catalog, rateLimiter, headersWriter, clientIpResolver);
+	}
+
+	/**
+	 * Return the policies this engine decides.
+	 * @return the catalogue
+	 */
+	public PolicyCatalog catalog() {
+		return this.catalog;
+	}
+
+	/**
+	 * Decide the filter layer for a request: every filter that applies to its method and one of its paths, with the
+	 * shared policies they draw.
+	 * @param request the request
+	 * @param paths the request's path within the application, and any other spelling of it the web stack's handler
+	 * mappings may match (a path the container normalized)
+	 * @return the outcome; without headers or rejection if no filter applies
+	 */
+	public RateLimitOutcome decideFilters(RateLimitRequest request, List<PathContainer> paths) {
+		PolicySpec[] specs = filtersFor(request.getMethod(), paths);
+		if (specs.length == 0) {
+			return RateLimitOutcome.NONE;
+		}
+		RequestScope scope = RequestScope.ofRequest(request, this.catalog.beanResolver(), this.clientIp);
+		RateLimitOutcome outcome;
+		try {
+			outcome = decideLayer(specs, scope, request, null);
+		}
+		catch (RateLimitException | InvalidRateLimitCostException ex) {
+			return refused(ex);
+		}
+		if (!outcome.isRejected()) {
+			request.setAttribute(FILTER_LAYER_ATTRIBUTE, outcome.held());
+			Settlements.defer(request, outcome.held());
+		}
+		return outcome;
+	}
+
+	/**
+	 * Decide a {@code @RateLimited} method's policies for one invocation.
+	 * @param method the method invoked
+	 * @param targetClass the class of the instance it is invoked on
+	 * @param arguments its arguments, for key and cost expressions
+	 * @param request the current request, or {@code null} outside of one
+	 * @return the outcome, or {@code null} if the method is not rate limited
+	 */
+	public @Nullable RateLimitOutcome decideMethod(Method method, Class<?> targetClass, Object[] arguments,
+			@Nullable RateLimitRequest request) {
+		MethodLimits limits = this.catalog.lookup(method, targetClass);
+		if (limits == null || limits.isEmpty()) {
+			return null;
+		}
+		RequestScope scope = new RequestScope(arguments, limits.parameterNames, request, this.catalog.beanResolver(),
+				this.clientIp);
+		LayerHold earlier = (request != null && request.getAttribute(FILTER_LAYER_ATTRIBUTE) instanceof LayerHold held)
+				? held : null;
+		try {
+			if (limits.single && this.exempt.isEmpty()) {
+				return decideOne(limits.specs[0], scope, request, earlier);
+			}
+			return decideLayer(limits.specs, scope, request, earlier);
+		}
+		catch (RateLimitException | InvalidRateLimitCostException ex) {
+			return refused(ex);
+		}
+	}
+
+	/**
+	 * A request refused before any policy counted it: a cost that is not a whole number (400), or a cost expression
+	 * that failed under a policy that fails closed (503).
+	 */
+	private static RateLimitOutcome refused(ErrorResponseException ex) {
+		HttpHeaders headers = new HttpHeaders();
+		if (ex instanceof RateLimitException rejection) {
+			rejection.applyRetryAfter(headers);
+		}
+		return new RateLimitOutcome(List.of(), headers, ex, LayerHold.NONE);
+	}
+
+	/**
+	 * Settle what an admitted method's policies that count by outcome took: left to the web stack when it settles the
+	 * request from the status the client gets ({@link #settledByStack}), else at once from what the method returned
+	 * or threw (a returned {@code ResponseEntity}'s status, a thrown exception's, the method's
+	 * {@code @ResponseStatus}, or 200).
+	 * @param outcome the method layer's outcome
+	 * @param request the current request, or {@code null}
+	 * @param method the method
+	 * @param result what it returned, or {@code null}
+	 * @param failure what it threw, or {@code null}
+	 */
+	public void settle(RateLimitOutcome outcome, @Nullable RateLimitRequest request, Method method,
+			@Nullable Object result, @Nullable Throwable failure) {
+		LayerHold held = outcome.held();
+		if (held != LayerHold.NONE && !Settlements.defer(request, held)) {
+			held.settle(() -> CountOn.statusOf(method, result, failure));
+		}
+	}
+
+	/**
+	 * Say that the web stack settles this request's policies that count by outcome, from the status the client gets,
+	 * by calling {@link #settleRequest} once the response is complete.
+	 * @param request the request, as it starts
+	 */
+	public void settledByStack(RateLimitRequest request) {
+		Settlements.settledByStack(request);
+	}
+
+	/**
+	 * Return whether a request's layers hold units that its outcome settles.
+	 * @param request the request
+	 * @return whether {@link #settleRequest} has anything to do
+	 */
+	public boolean hasPendingSettlement(RateLimitRequest request) {
+		return Settlements.pending(request);
+	}
+
+	/**
+	 * Settle every layer's policies that count by outcome, from the status the client got.
+	 * @param request the request
+	 * @param status the response's status
+	 */
+	public void settleRequest(RateLimitRequest request, int status) {
+		Settlements.settle(request, status);
+	}
+
+	/** The policies of every filter that applies, then the shared ones they draw, each once. */
+	private PolicySpec[] filtersFor(String method, List<PathContainer> paths) {
+		List<FilterRule> rules = this.catalog.filters();
+		if (rules.isEmpty()) {
+			return NO_SPECS;
+		}
+		Map<String, PolicySpec> specs = null;
+		for (FilterRule rule : rules) {
+			if (rule.appliesTo(method) && matchesAny(rule, paths)) {
+				if (specs == null) {
+					specs = new LinkedHashMap<>();
+				}
+				specs.putIfAbsent(rule.spec().policy().name(), rule.spec());
+			}
+		}
+		if (specs == null) {
+			return NO_SPECS;
+		}
+		List<PolicySpec> all = new ArrayList<>(specs.values());
+		for (FilterRule rule : rules) {
+			if (specs.containsKey(rule.name())) {
+				for (PolicySpec shared : rule.shared()) {
+					if (all.stream().noneMatch((spec) -> spec.policy().name().equals(shared.policy().name()))) {
+						all.add(shared);
+					}
+				}
+			}
+		}
+		return all.toArray(NO_SPECS);
+	}
+
+	private static boolean matchesAny(FilterRule rule, List<PathContainer> paths) {
+		for (PathContainer path : paths) {
+			if (rule.matches(path)) {
+				return true;
+			}
+		}
+		return false;
+	}
+
+	/** One policy that counts every request, with no skip, plan or exemption: the common case, kept small. */
+	private RateLimitOutcome decideOne(PolicySpec spec, RequestScope scope, @Nullable RateLimitRequest request,
+			@Nullable LayerHold earlier) {
+		if (earlier != null && earlier.decided(spec.policy().name())) {
+			return RateLimitOutcome.NONE; // a shared policy the filter layer drew already: once per request
+		}
+		// The cost first: a cost that turns out invalid must fail the request before the policy counts it.
+		long cost = cost(spec, scope);
+		if (cost == 0) {
+			return RateLimitOutcome.NONE; // its cost expression failed, and its failure mode lets it pass uncounted
+		}
+		RateLimitPolicy policy = spec.policy();
+		Decision decision = this.limiter.decide(policy, spec.key(scope), cost);
+		List<AppliedRateLimit> applied = List.of(new AppliedRateLimit(policy, decision, spec.isSharedByEveryClient()));
+		RateLimitException rejection = decision.allowed() ? null : rejection(policy, decision, List.of(policy.name()));
+		return outcome(request, applied, rejection, LayerHold.NONE);
+	}
+
+	/**
+	 * Decide the policies of one layer: every enforced one together, all or nothing; shadow ones apart, never
+	 * rejecting.
+	 */
+	private RateLimitOutcome decideLayer(PolicySpec[] specs, RequestScope scope, @Nullable RateLimitRequest request,
+			@Nullable LayerHold earlier) {
+		String plan = null;
+		boolean planResolved = false;
+		List<PolicySpec> enforced = new ArrayList<>(specs.length);
+		List<Acquisition> acquisitions = new ArrayList<>(specs.length);
+		List<PolicySpec> shadows = new ArrayList<>(0);
+		List<Acquisition> shadowAcquisitions = new ArrayList<>(0);
+		// Keys and costs first: a cost that turns out invalid must fail the request before any policy counts it.
+		for (PolicySpec spec : specs) {
+			if (isExempt(spec, scope) || spec.skips(scope)
+					|| (earlier != null && earlier.decided(spec.policy().name()))) {
+				continue;
+			}
+			if (spec.isPlanned() && !planResolved) {
+				plan = plan(request);
+				planResolved = true;
+			}
+			long cost = cost(spec, scope);
+			if (cost == 0) {
+				continue; // its cost expression failed, and its failure mode lets the request pass uncounted
+			}
+			Acquisition acquisition = new Acquisition(spec.policy(plan), spec.key(scope), cost);
+			(spec.isShadow() ? shadows : enforced).add(spec);
+			(spec.isShadow() ? shadowAcquisitions : acquisitions).add(acquisition);
+		}
+		Admission admission = acquisitions.isEmpty() ? null : this.limiter.decideAll(acquisitions, false);
+		List<AppliedRateLimit> applied = new ArrayList<>(acquisitions.size());
+		List<AppliedRateLimit> rejected = new ArrayList<>(1);
+		if (admission != null) {
+			for (int i = 0; i < acquisitions.size(); i++) {
+				Decision decision = admission.decision(i);
+				if (decision != null) {
+					AppliedRateLimit limit = new AppliedRateLimit(acquisitions.get(i).policy(), decision,
+							enforced.get(i).isSharedByEveryClient());
+					applied.add(limit);
+					if (!decision.allowed()) {
+						rejected.add(limit);
+					}
+				}
+			}
+		}
+		if (!rejected.isEmpty()) {
+			// The rejection that lasts longest leads: retrying sooner would only be rejected again. What earlier
+			// layers took stays taken: each counts every request that reaches it.
+			rejected.sort(Comparator.comparingLong(AppliedRateLimit::retryAfterSeconds).reversed());
+			applied.removeAll(rejected);
+			applied.sort(MOST_RESTRICTIVE_FIRST);
+			applied.addAll(0, rejected);
+			AppliedRateLimit first = rejected.get(0);
+			return outcome(request, applied, rejection(first.policy(), first.decision(),
+					rejected.stream().map((limit) -> limit.policy().name()).toList()), LayerHold.NONE);
+		}
+		// Shadow policies only once the request is admitted: what they report is what they would have rejected of
+		// the traffic that passes.
+		List<Admission> shadowAdmissions = new ArrayList<>(shadows.size());
+		for (int i = 0; i < shadows.size(); i++) {
+			Admission shadow = this.limiter.decideAll(List.of(shadowAcquisitions.get(i)), true);
+			shadowAdmissions.add(shadow);
+			Decision decision = shadow.decision(0);
+			if (decision != null && !decision.allowed()) {
+				this.shadowReporter.rejected(shadowAcquisitions.get(i).policy(), decision);
+			}
+		}
+		applied.sort(MOST_RESTRICTIVE_FIRST);
+		return outcome(request, applied, null, new LayerHold(enforced, admission, shadows, shadowAdmissions));
+	}
+
+	/**
+	 * The outcome of a layer, with the limits of earlier layers (the filter's): as the request attribute that
+	 * {@link RateLimitStatus} reads and as headers, the rejecting or else the most restrictive of every layer first.
+	 */
+	private RateLimitOutcome outcome(@Nullable RateLimitRequest request, List<AppliedRateLimit> applied,
+			@Nullable RateLimitException rejection, LayerHold held) {
+		if (applied.isEmpty() && rejection == null) {
+			// Nothing to show (every policy skipped, exempt or in shadow mode), but what was decided is held.
+			return (held == LayerHold.NONE) ? RateLimitOutcome.NONE
+					: new RateLimitOutcome(List.of(), HttpHeaders.EMPTY, null, held);
+		}
+		List<AppliedRateLimit> all = applied;
+		if (request != null) {
+			if (request.getAttribute(RateLimitStatus.ATTRIBUTE) instanceof List<?> list && !list.isEmpty()) {
+				all = new ArrayList<>(applied);
+				for (Object limit : list) {
+					if (limit instanceof AppliedRateLimit appliedLimit) {
+						all.add(appliedLimit);
+					}
+				}
+				all.sort((rejection != null) ? Comparator.comparing((AppliedRateLimit limit) -> limit.decision().allowed())
+						: MOST_RESTRICTIVE_FIRST);
+			}
+			all = List.copyOf(all);
+			request.setAttribute(RateLimitStatus.ATTRIBUTE, all);
+		}
+		HttpHeaders headers = new HttpHeaders();
+		if (!all.isEmpty()) {
+			this.headersWriter.writeHeaders(headers, all);
+		}
+		if (rejection != null) {
+			rejection.applyRetryAfter(headers);
+		}
+		return new RateLimitOutcome(List.copyOf(all), headers, rejection, held);
+	}
+
+	/**
+	 * The request's cost under a policy; when its cost expression throws, what the policy's failure mode says: 0 for
+	 * {@code allow} (the policy lets the request pass uncounted), 1 for {@code local} (counted at the least a request
+	 * costs), a 503 for {@code deny}.
+	 * @throws RateLimitException if the policy fails closed
+	 */
+	private long cost(PolicySpec spec, RequestScope scope) {
+		try {
+			return spec.cost(scope);
+		}
+		catch (CostSource.ExpressionFailure ex) {
+			RateLimitPolicy failed = spec.policy();
+			warnOfFailure(this.costFailureLoggedAt, "The cost expression of rate limit policy '" + failed.name()
+					+ "' failed (" + ex.getCause() + "); failure mode " + failed.failureMode());
+			return switch (failed.failureMode()) {
+				case ALLOW -> 0;
+				case LOCAL -> 1;
+				case DENY -> throw new RateLimitUnavailableException(failed, new Decision(false, failed.capacity(), 0,
+						0, 1_000, Decision.Origin.FAIL_CLOSED));
+			};
+		}
+	}
+
+	private boolean isExempt(PolicySpec spec, RequestScope scope) {
+		return !this.exempt.isEmpty() && spec.isKeyedByClientIp() && this.exempt.contains(scope.clientIp());
+	}
+
+	/**
+	 * The plan of this request: the resolver's if it is configured, else the default plan (also when the resolver
+	 * fails: a plan looked up in a database that is down must not fail every request).
+	 */
+	private @Nullable String plan(@Nullable RateLimitRequest request) {
+		String resolved = null;
+		if (this.planResolver != null && request != null) {
+			try {
+				resolved = this.planResolver.resolvePlan(request);
+			}
+			catch (RuntimeException ex) {
+				warnOfFailure(this.planFailureLoggedAt, "Rate limit plan resolver failed (" + ex + "); deciding under "
+						+ "the default plan");
+			}
+		}
+		String plan = this.catalog.effectivePlan(resolved);
+		if (resolved != null && !resolved.equals(plan)) {
+			warnOfFailure(this.unknownPlanLoggedAt, "Rate limit plan resolver gave plan '" + resolved + "', which is "
+					+ "not configured under ratelimit.plans; using " + ((plan != null) ? "the default plan '" + plan
+							+ "'" : "the policies as declared (no ratelimit.default-plan)"));
+		}
+		return plan;
+	}
+
+	private static RateLimitException rejection(RateLimitPolicy policy, Decision decision, List<String> violated) {
+		if (decision.origin() == Decision.Origin.FAIL_CLOSED) {
+			return new RateLimitUnavailableException(policy, decision);
+		}
+		return new RateLimitExceededException(policy, decision, violated);
+	}
+
+	/** Known decisions first, then fewer remaining units, then a later reset. */
+	private static int compareRestrictiveness(AppliedRateLimit first, AppliedRateLimit second) {
+		Decision a = first.decision();
+		Decision b = second.decision();
+		if (a.isKnown() != b.isKnown()) {
+			return a.isKnown() ? -1 : 1;
+		}
+		int byRemaining = Long.compare(a.remaining(), b.remaining());
+		return (byRemaining != 0) ? byRemaining : Long.compare(b.resetAfterMillis(), a.resetAfterMillis());
+	}
+
+	private String clientIp(RateLimitRequest request) {
+		String address;
+		try {
+			address = this.clientIpResolver.resolve(request);
+		}
+		catch (RuntimeException ex) {
+			// The connection's peer: what a client cannot choose, rather than a 500 for every request.
+			warnOfFailure(this.clientIpFailureLoggedAt, "Client IP resolver failed (" + ex + "); the connection's "
+					+ "peer address is the key");
+			address = request.getRemoteAddr();
+		}
+		return (address != null && !address.isEmpty()) ? address : PolicySpec.NO_REQUEST_KEY;
+	}
+
+	private static void warnOfFailure(AtomicLong loggedAt, String message) {
+		long now = System.nanoTime();
+		long last = loggedAt.get();
+		if (now - last >= WARN_INTERVAL_NANOS && loggedAt.compareAndSet(last, now)) {
+			logger.warn(message + " (logged at most once a minute)");
+		}
+	}
+
+	/**
+	 * Builds a {@link RateLimitEngine}.
+	 */
+	public static final class Builder {
+
+		private final PolicyCatalog catalog;
+
+		private final RateLimiter rateLimiter;
+
+		private final RateLimitHeadersWriter headersWriter;
+
+		private final ClientIpResolver clientIpResolver;
+
+		private @Nullable RateLimitPlanResolver planResolver;
+
+		private ClientExemptions exempt = ClientExemptions.NONE;
+
+		private ObservationRegistry observationRegistry = ObservationRegistry.NOOP;
+
+		private @Nullable RateLimitObservationConvention observationConvention;
+
+		private Builder(PolicyCatalog catalog, RateLimiter rateLimiter, RateLimitHeadersWriter headersWriter,
+				ClientIpResolver clientIpResolver) {
+			this.catalog = catalog;
+			this.rateLimiter = rateLimiter;
+			this.headersWriter = headersWriter;
+			this.clientIpResolver = clientIpResolver;
+		}
+
+		/**
+		 * Choose each request's plan with this resolver (see {@code ratelimit.plans}).
+		 * @param planResolver the resolver, or {@code null} for the default plan always
+		 * @return this builder
+		 */
+		public Builder planResolver(@Nullable RateLimitPlanResolver planResolver) {
+			this.planResolver = planResolver;
+			return this;
+		}
+
+		/**
+		 * Exempt clients in these networks from every policy keyed by the client IP.
+		 * @param exempt the networks
+		 * @return this builder
+		 */
+		public Builder exempt(ClientExemptions exempt) {
+			this.exempt = exempt;
+			return this;
+		}
+
+		/**
+		 * Observe every decision ({@code ratelimit.decision}: a timer, and a span where tracing is on).
+		 * @param observationRegistry the registry
+		 * @param convention the convention, or {@code null} for the default one
+		 * @return this builder
+		 */
+		public Builder observationRegistry(ObservationRegistry observationRegistry,
+				@Nullable RateLimitObservationConvention convention) {
+			this.observationRegistry = observationRegistry;
+			this.observationConvention = convention;
+			return this;
+		}
+
+		/**
+		 * Build the engine.
+		 * @return the engine
+		 */
+		public RateLimitEngine build() {
+			return new RateLimitEngine(this);
+		}
+
+	}
+
+}

@@ -1,0 +1,70 @@
+package io.github.ratelimit.web;
+
+import java.security.Principal;
+import java.util.List;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The request a rate limit is decided for, as every web stack sees it: what client addresses, plans and keys are read
+ * from. Each web stack adapts its own request (a servlet request, a reactive exchange) into it; key expressions still
+ * see the stack's own request as {@code #request} ({@link #getNativeRequest()}).
+ *
+ * @since 0.2.0
+ */
+public interface RateLimitRequest {
+
+	/**
+	 * Return the HTTP method.
+	 * @return the method, such as {@code GET}
+	 */
+	String getMethod();
+
+	/**
+	 * Return the first value of a request header.
+	 * @param name the header's name, in any case
+	 * @return the value, or {@code null} if the request has none
+	 */
+	@Nullable String getHeader(String name);
+
+	/**
+	 * Return every value of a request header, in the order they came (each header line's whole value).
+	 * @param name the header's name, in any case
+	 * @return the values, empty if the request has none
+	 */
+	List<String> getHeaders(String name);
+
+	/**
+	 * Return the address of the connection's peer, as the server reports it.
+	 * @return the address, or {@code null} if the server knows none
+	 */
+	@Nullable String getRemoteAddr();
+
+	/**
+	 * Return the authenticated principal of the request.
+	 * @return the principal, or {@code null} if there is none
+	 */
+	@Nullable Principal getUserPrincipal();
+
+	/**
+	 * Return the web stack's own request ({@code HttpServletRequest}, {@code ServerHttpRequest}): key, cost and skip
+	 * expressions see it as {@code #request}.
+	 * @return the native request
+	 */
+	Object getNativeRequest();
+
+	/**
+	 * Return a request attribute.
+	 * @param name the attribute's name
+	 * @return its value, or {@code null}
+	 */
+	@Nullable Object getAttribute(String name);
+
+	/**
+	 * Set a request attribute, for the layers after this one and for the handler ({@link RateLimitStatus}).
+	 * @param name the attribute's name
+	 * @param value its value
+	 */
+	void setAttribute(String name, Object value);
+
+}

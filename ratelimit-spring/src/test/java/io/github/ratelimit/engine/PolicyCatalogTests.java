@@ -1,0 +1,148 @@
+package io.github.ratelimit.engine;
+
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import io.github.ratelimit.Algorithm;
+import io.github.ratelimit.FailureMode;
+import io.github.ratelimit.annotation.RateLimited;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+
+/**
+ * The catalogue: one spec per policy whatever declared it, each value with its source, checked at start-up; lookups
+ * that build nothing.
+ */
+class PolicyCatalogTests {
+
+	@Test
+	void aPropertyOverridesTheAnnotationAndEachValueSaysWhereItCameFrom() {
+		PolicyCatalog catalog = PolicyCatalog.builder()
+			.policies(Map.of("orders", values("ratelimit.policies.orders", "limit", 20L, "algorithm",
+					Algorithm.TOKEN_BUCKET)))
+			.defaultFailureMode(FailureMode.DENY)
+			.build();
+		catalog.register(Orders.class);
+		PolicySpec orders = catalog.policy("orders");
+		assertThat(orders).isNotNull();
+		assertThat(orders.policy().limit()).isEqualTo(20);
+		assertThat(orders.policy().window()).isEqualTo(Duration.ofMinutes(1));
+		assertThat(orders.policy().failureMode()).isEqualTo(FailureMode.DENY);
+		assertThat(orders.sources()).containsExactly(Map.entry("algorithm", "ratelimit.policies.orders.algorithm"),
+				Map.entry("limit", "ratelimit.policies.orders.limit"), Map.entry("window", "annotation"),
+				Map.entry("burst", "annotation"), Map.entry("failure-mode", "ratelimit.failure-mode"),
+				Map.entry("mode", "annotation"));
+		assertThat(catalog.declaredBy("orders")).containsExactly("Orders#orders(String)");
+	}
+
+	@Test
+	void aPlanMakesAVariantOfItsOwnAndSaysWhichValuesItChanged() {
+		PolicyCatalog catalog = PolicyCatalog.builder()
+			.plans(Map.of("pro", Map.of("orders", values("ratelimit.plans.pro.orders", "limit", 100))), "pro")
+			.build();
+		catalog.register(Orders.class);
+		PolicySpec orders = catalog.policy("orders");
+		assertThat(orders.plans().get("pro").limit()).isEqualTo(100);
+		assertThat(orders.plans().get("pro").variant()).isEqualTo("pro");
+		assertThat(orders.planSources().get("pro")).containsExactly(Map.entry("limit", "ratelimit.plans.pro.orders.limit"),
+				Map.entry("window", "policy"));
+	}
+
+	@Test
+	void twoMethodsDeclaringOneNameDifferentlyFailNamingBoth() {
+		PolicyCatalog catalog = PolicyCatalog.builder().build();
+		catalog.register(Orders.class);
+		assertThatExceptionOfType(InvalidRateLimitPolicyException.class)
+			.isThrownBy(() -> catalog.register(OtherOrders.class))
+			.withMessageContaining("OtherOrders#list()")
+			.withMessageContaining("also declared by Orders#orders(String)");
+	}
+
+	@Test
+	void aConfiguredPolicyThatNothingDeclaresFailsTheStartNamingTheKnownOnes() {
+		PolicyCatalog catalog = PolicyCatalog.builder()
+			.policies(Map.of("ordres", values("ratelimit.policies.ordres", "limit", 5L)))
+			.build();
+		catalog.register(Orders.class);
+		assertThatExceptionOfType(InvalidRateLimitPolicyException.class)
+			.isThrownBy(catalog::afterSingletonsInstantiated)
+			.withMessage("ratelimit.policies.ordres does not match any @RateLimited policy. Known policies: orders.");
+	}
+
+	@Test
+	void aFilterIsAPolicyOfTheSameShapeCheckedAtStartUp() {
+		assertThatExceptionOfType(InvalidRateLimitPolicyException.class)
+			.isThrownBy(() -> PolicyCatalog.builder()
+				.filters(List.of(new FilterDefinition("edge", 0, List.of("/api/**"), List.of(),
+						values("ratelimit.filters.edge", "limit", 10L, "window", "1"), List.of())))
+				.build())
+			.withMessageContaining("ratelimit.filters.edge: 'window' must have a unit");
+		PolicyCatalog catalog = PolicyCatalog.builder()
+			.filters(List.of(new FilterDefinition("edge", 0, List.of("/api/**"), List.of(),
+					values("ratelimit.filters.edge", "limit", 10L, "window", Duration.ofSeconds(1), "burst", 20L,
+							"algorithm", "token-bucket"),
+					List.of())))
+			.build();
+		assertThat(catalog.policy("edge").policy().burst()).isEqualTo(20);
+		assertThat(catalog.policy("edge").sources()).containsEntry("burst", "ratelimit.filters.edge.burst")
+			.containsEntry("mode", "ratelimit.filters.edge.mode");
+	}
+
+	@Test
+	void aMethodInvokedThroughASuperclassOrAnInterfaceFindsItsPoliciesWithoutBuildingAny() throws Exception {
+		PolicyCatalog catalog = PolicyCatalog.builder().build();
+		catalog.register(Orders.class);
+		catalog.register(SpecialOrders.class);
+		MethodLimits direct = catalog.lookup(Orders.class.getMethod("orders", String.class), Orders.class);
+		MethodLimits inherited = catalog.lookup(Orders.class.getMethod("orders", String.class), SpecialOrders.class);
+		MethodLimits throughInterface = catalog.lookup(OrderApi.class.getMethod("orders", String.class),
+				Orders.class);
+		assertThat(direct).isNotNull();
+		assertThat(inherited).isNotNull().isNotSameAs(direct);
+		assertThat(inherited.targetClass).isEqualTo(SpecialOrders.class);
+		assertThat(throughInterface).isSameAs(direct);
+		assertThat(catalog.lookup(Orders.class.getMethod("orders", String.class), Orders.class)).isSameAs(direct);
+	}
+
+	private static PolicyValues values(String source, Object... namesAndValues) {
+		Map<String, Object> values = new LinkedHashMap<>();
+		for (int i = 0; i < namesAndValues.length; i += 2) {
+			values.put((String) namesAndValues[i], namesAndValues[i + 1]);
+		}
+		return new PolicyValues(source, values);
+	}
+
+	interface OrderApi {
+
+		String orders(String user);
+
+	}
+
+	public static class Orders implements OrderApi {
+
+		@Override
+		@RateLimited(name = "orders", limit = 10, window = "1m", key = "#user")
+		public String orders(String user) {
+			return "orders";
+		}
+
+	}
+
+	public static class SpecialOrders extends Orders {
+
+	}
+
+	public static class OtherOrders {
+
+		@RateLimited(name = "orders", limit = 11, window = "1m")
+		public String list() {
+			return "orders";
+		}
+
+	}
+
+}
