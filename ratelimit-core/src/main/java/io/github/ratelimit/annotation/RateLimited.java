@@ -124,4 +124,13 @@ public @interface RateLimited {
 	 */
 	PolicyMode mode() default PolicyMode.ENFORCE;
 
+	/**
+	 * What the limit is for, in words, for the people who operate the application: the actuator endpoint shows it
+	 * next to the policy's values. It changes nothing in how the policy counts. Empty (the default): none.
+	 * {@code ratelimit.policies.<name>.description} overrides it.
+	 * @return the description
+	 * @since 0.2.0
+	 */
+	String description() default "";
+
 }

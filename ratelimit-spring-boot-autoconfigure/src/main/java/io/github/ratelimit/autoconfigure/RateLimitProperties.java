@@ -389,6 +389,12 @@ public class RateLimitProperties implements InitializingBean {
 		private @Nullable PolicyMode mode;
 
 		/**
+		 * What the limit is for, in words, shown by the actuator endpoint; it changes nothing in how the policy
+		 * counts. When not set, the annotation's description applies.
+		 */
+		private @Nullable String description;
+
+		/**
 		 * Return these settings as one source of the policy's values, by the names the annotation and the
 		 * properties share: every setting, read generically, so that a new one needs no code here.
 		 * @param source the property prefix, such as {@code ratelimit.policies.orders}
@@ -436,6 +442,14 @@ public class RateLimitProperties implements InitializingBean {
 
 		public void setMode(@Nullable PolicyMode mode) {
 			this.mode = mode;
+		}
+
+		public @Nullable String getDescription() {
+			return this.description;
+		}
+
+		public void setDescription(@Nullable String description) {
+			this.description = description;
 		}
 
 		public @Nullable Long getLimit() {

@@ -126,8 +126,8 @@ public class RateLimitsEndpoint {
 				declared.planSources().getOrDefault(plan, Map.of()))));
 		return new PolicyDescriptor(policy.name(), policy.algorithm().name(), policy.limit(),
 				Durations.format(policy.window()), policy.algorithm().isBucket() ? policy.burst() : null,
-				policy.failureMode().name(), policy.mode().name(), this.catalog.declaredBy(policy.name()), declared.sources(),
-				plans);
+				policy.failureMode().name(), policy.mode().name(), declared.value("description", String.class),
+				this.catalog.declaredBy(policy.name()), declared.sources(), plans);
 	}
 
 	/**
@@ -147,13 +147,14 @@ public class RateLimitsEndpoint {
 	 * @param burst the burst of the bucket algorithms
 	 * @param failureMode the failure mode
 	 * @param mode whether it rejects ({@code ENFORCE}) or only reports ({@code SHADOW}) (since 0.2.0)
+	 * @param description what the limit is for, in words, or {@code null} (since 0.2.0)
 	 * @param declaredBy the methods that declare it
 	 * @param sources by attribute, where its value came from
 	 * @param plans by plan, how the policy counts under it (from {@code ratelimit.plans.<plan>.<policy>})
 	 */
 	public record PolicyDescriptor(String name, String algorithm, long limit, String window, @Nullable Long burst,
-			String failureMode, String mode, List<String> declaredBy, Map<String, String> sources,
-			Map<String, PlanDescriptor> plans) {
+			String failureMode, String mode, @Nullable String description, List<String> declaredBy,
+			Map<String, String> sources, Map<String, PlanDescriptor> plans) {
 	}
 
 	/**

@@ -1,11 +1,15 @@
 package io.github.ratelimit.autoconfigure;
 
+import io.github.ratelimit.annotation.RateLimited;
+import io.github.ratelimit.autoconfigure.RateLimitsEndpoint.PolicyDescriptor;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -40,6 +44,59 @@ class RateLimitEndpointAutoConfigurationTests {
 							io.github.ratelimit.limiter.RateLimiter.of(
 									io.github.ratelimit.memory.InMemoryRateLimitStore.builder().build())))
 			.run((context) -> assertThat(context).hasSingleBean(RateLimitsEndpoint.class).hasBean("ownEndpoint"));
+	}
+
+	@Test
+	void theEndpointShowsWhatEachLimitIsForFromTheAnnotationOrItsPropertyWithItsSource() {
+		this.runner
+			.withPropertyValues("management.endpoints.web.exposure.include=ratelimits",
+					"ratelimit.policies.exports.description=Exports are costly: one a minute per user")
+			.withUserConfiguration(DescribedLimits.class)
+			.run((context) -> {
+				RateLimitsEndpoint endpoint = context.getBean(RateLimitsEndpoint.class);
+				PolicyDescriptor orders = endpoint.policy("orders");
+				assertThat(orders).isNotNull();
+				assertThat(orders.description()).isEqualTo("Orders a user may list");
+				assertThat(orders.sources()).containsEntry("description", "annotation");
+				PolicyDescriptor exports = endpoint.policy("exports");
+				assertThat(exports).isNotNull();
+				assertThat(exports.description()).isEqualTo("Exports are costly: one a minute per user");
+				assertThat(exports.sources()).containsEntry("description", "ratelimit.policies.exports.description");
+				assertThat(exports.limit()).isEqualTo(1);
+				PolicyDescriptor plain = endpoint.policy("plain");
+				assertThat(plain).isNotNull();
+				assertThat(plain.description()).isNull();
+				assertThat(plain.sources()).doesNotContainKey("description");
+			});
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class DescribedLimits {
+
+		@Bean
+		DescribedService describedService() {
+			return new DescribedService();
+		}
+
+	}
+
+	static class DescribedService {
+
+		@RateLimited(name = "orders", limit = 10, window = "1m", description = "Orders a user may list")
+		public String orders() {
+			return "orders";
+		}
+
+		@RateLimited(name = "exports", limit = 1, window = "1m", description = "Exports")
+		public String exports() {
+			return "exports";
+		}
+
+		@RateLimited(name = "plain", limit = 5, window = "1m")
+		public String plain() {
+			return "plain";
+		}
+
 	}
 
 }

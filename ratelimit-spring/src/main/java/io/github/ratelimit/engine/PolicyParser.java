@@ -48,7 +48,7 @@ final class PolicyParser {
 	 * Attributes that decide nothing here, read into the spec's values by name for the code that uses them
 	 * ({@link PolicySpec#value}): their type, as values are converted to.
 	 */
-	private static final Map<String, Class<?>> PASSED_ON = Map.of();
+	private static final Map<String, Class<?>> PASSED_ON = Map.of("description", String.class);
 
 	/** The attributes a plan changes. */
 	private static final List<String> PLANNED = List.of("limit", "window", "burst");
