@@ -4,6 +4,8 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.store.Acquisition;
@@ -93,23 +95,49 @@ public final class Admission {
 			refund(indexes[0]);
 			return;
 		}
-		// Usually one store holds them all; the in-memory fallback holds those of policies that fell back.
-		Map<RateLimitStore, List<Integer>> byStore = new LinkedHashMap<>(2);
+		heldByStore(indexes).forEach((store, held) -> this.limiter.refund(store, held.acquisitions, held.countedAt));
+	}
+
+	/**
+	 * Give back the units several admitted acquisitions hold, as {@link #refund(int...)} does, without making the
+	 * calling thread wait for the store (see {@link RateLimitStore#refundAllAsync}): what a non-blocking web stack
+	 * does once a response's outcome is known.
+	 * @param indexes the acquisitions' indexes
+	 * @return a stage that completes once they are given back, or could not be (the store then keeps them); never
+	 * exceptionally
+	 * @since 0.2.0
+	 */
+	public CompletionStage<Void> refundAsync(int... indexes) {
+		List<CompletableFuture<Void>> given = new ArrayList<>(1);
+		heldByStore(indexes).forEach((store, held) -> given
+			.add(this.limiter.refundAsync(store, held.acquisitions, held.countedAt).toCompletableFuture()));
+		return (given.size() == 1) ? given.get(0) : CompletableFuture.allOf(given.toArray(new CompletableFuture<?>[0]));
+	}
+
+	/** Take the stores holding the acquisitions' units, each with what it holds: usually one, the store. */
+	private Map<RateLimitStore, Held> heldByStore(int... indexes) {
+		// The in-memory fallback holds those of policies that fell back.
+		Map<RateLimitStore, Held> byStore = new LinkedHashMap<>(2);
+		Map<RateLimitStore, List<Integer>> indexesByStore = new LinkedHashMap<>(2);
 		for (int index : indexes) {
 			RateLimitStore store = release(index);
 			if (store != null) {
-				byStore.computeIfAbsent(store, (s) -> new ArrayList<>(indexes.length)).add(index);
+				indexesByStore.computeIfAbsent(store, (s) -> new ArrayList<>(indexes.length)).add(index);
 			}
 		}
-		byStore.forEach((store, held) -> {
+		indexesByStore.forEach((store, held) -> {
 			List<Acquisition> acquisitions = new ArrayList<>(held.size());
 			long[] countedAt = new long[held.size()];
 			for (int i = 0; i < held.size(); i++) {
 				acquisitions.add(this.acquisitions.get(held.get(i)));
 				countedAt[i] = this.countedAt[held.get(i)];
 			}
-			this.limiter.refund(store, acquisitions, countedAt);
+			byStore.put(store, new Held(acquisitions, countedAt));
 		});
+		return byStore;
+	}
+
+	private record Held(List<Acquisition> acquisitions, long[] countedAt) {
 	}
 
 	/** Take the store holding one acquisition's units, so that they are given back once at most. */

@@ -12,6 +12,9 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Collectors;
@@ -21,6 +24,7 @@ import io.github.ratelimit.store.Acquisition;
 import io.github.ratelimit.store.OneByOne;
 import io.github.ratelimit.store.PartialStoreFailureException;
 import io.github.ratelimit.store.RateLimitStore;
+import io.github.ratelimit.store.RateLimitStoreException;
 import io.github.ratelimit.store.Reservation;
 import io.github.ratelimit.store.ResetListener;
 import io.github.ratelimit.store.StoreKeys;
@@ -193,232 +197,99 @@ public final class RateLimiter {
 	 * @since 0.2.0
 	 */
 	public Admission tryAcquireAll(List<Acquisition> acquisitions) {
+		AdmissionAttempt attempt = attempt(acquisitions, false);
+		Admission decided = attempt.beforeStore();
+		if (decided != null) {
+			return decided;
+		}
+		Reservation reservation;
+		try {
+			reservation = this.store.tryAcquireAll(attempt.toAsk());
+		}
+		catch (RuntimeException ex) {
+			return attempt.afterFailure(ex);
+		}
+		catch (Error error) {
+			attempt.releasePermissions();
+			throw error;
+		}
+		return attempt.afterStore(reservation);
+	}
+
+	/**
+	 * Decide a request that several limits apply to as {@link #tryAcquireAll} does, without making the calling
+	 * thread wait for the store (see {@link RateLimitStore#tryAcquireAllAsync}): what a non-blocking web stack asks
+	 * on its event loop. Deny cache, circuit breakers, failure modes and the in-memory fallback decide exactly as on
+	 * the blocking path; what a rejected request's other limits took is given back before the stage completes.
+	 * @param acquisitions the acquisitions, of different policies or keys, at least one
+	 * @return a stage that completes with the admission; exceptionally only for a programming error (an
+	 * {@link IllegalArgumentException} from the store), never for a store failure
+	 * @throws IllegalArgumentException if there is no acquisition
+	 * @since 0.2.0
+	 */
+	public CompletionStage<Admission> tryAcquireAllAsync(List<Acquisition> acquisitions) {
+		AdmissionAttempt attempt = attempt(acquisitions, true);
+		Admission decided = attempt.beforeStore();
+		if (decided != null) {
+			return attempt.givenBack(decided);
+		}
+		CompletionStage<Reservation> answer;
+		try {
+			answer = this.store.tryAcquireAllAsync(attempt.toAsk());
+		}
+		catch (RuntimeException ex) {
+			answer = CompletableFuture.failedFuture(ex);
+		}
+		return answer.handle((reservation, failure) -> settle(attempt, reservation, failure))
+			.thenCompose(attempt::givenBack);
+	}
+
+	/**
+	 * Take {@code cost} units for {@code key} under {@code policy} as {@link #tryAcquire(RateLimitPolicy, String, long)}
+	 * does, without making the calling thread wait for the store (see {@link #tryAcquireAllAsync}).
+	 * @param policy the policy
+	 * @param key the counter key
+	 * @param cost the units this request takes, at least 1
+	 * @return a stage that completes with the decision
+	 * @throws IllegalArgumentException if {@code cost} is less than 1
+	 * @since 0.2.0
+	 */
+	public CompletionStage<Decision> tryAcquireAsync(RateLimitPolicy policy, String key, long cost) {
+		return tryAcquireAllAsync(List.of(new Acquisition(policy, key, cost)))
+			.thenApply((admission) -> Objects.requireNonNull(admission.decision(0)));
+	}
+
+	private AdmissionAttempt attempt(List<Acquisition> acquisitions, boolean nonBlocking) {
 		if (acquisitions.isEmpty()) {
 			throw new IllegalArgumentException("'acquisitions' must not be empty");
 		}
-		List<Acquisition> bounded = bounded(acquisitions);
-		int size = bounded.size();
-		@Nullable Decision[] decisions = new Decision[size];
-		long[] countedAt = new long[size];
-		@Nullable RateLimitStore[] heldBy = new RateLimitStore[size];
-		long now = this.clock.currentTimeMillis();
-		long resets = this.resets.get();
-		boolean neverFits = false;
-		for (int i = 0; i < size; i++) {
-			RateLimitPolicy policy = bounded.get(i).policy();
-			if (bounded.get(i).cost() > policy.capacity()) {
-				decisions[i] = notify(policy, neverFits(policy));
-				neverFits = true;
-			}
-		}
-		if (neverFits) {
-			return new Admission(this, bounded, decisions, countedAt, heldBy); // no store admits it: not worth a call
-		}
-		if (this.denyCache != null) {
-			boolean denied = false;
-			for (int i = 0; i < size; i++) {
-				Acquisition acquisition = bounded.get(i);
-				Decision cached = this.denyCache.check(acquisition.policy(), acquisition.key(), acquisition.cost(), now);
-				if (cached != null) {
-					decisions[i] = notify(acquisition.policy(), cached);
-					denied = true;
-				}
-			}
-			if (denied) {
-				return new Admission(this, bounded, decisions, countedAt, heldBy);
-			}
-		}
-		// Each part of the store (a Cluster master, a group of DynamoDB keys) is asked, or not, on its own breaker.
-		CircuitBreaker[] breakerOf = new CircuitBreaker[size];
-		List<CircuitBreaker> breakers = new ArrayList<>(2);
-		List<CircuitBreaker.Permission> permissions = new ArrayList<>(2);
-		boolean[] failed = new boolean[size];
-		List<Integer> asked = new ArrayList<>(size);
-		for (int i = 0; i < size; i++) {
-			CircuitBreaker breaker = this.partitioned
-					? breaker(this.store.partitionOf(bounded.get(i).policy(), bounded.get(i).key()))
-					: this.circuitBreaker;
-			breakerOf[i] = breaker;
-			int b = breakers.indexOf(breaker);
-			if (b < 0) {
-				breakers.add(breaker);
-				permissions.add(breaker.tryCall(now));
-				b = breakers.size() - 1;
-			}
-			failed[i] = permissions.get(b) == CircuitBreaker.Permission.SKIP;
-			if (!failed[i]) {
-				asked.add(i);
-			}
-		}
-		RuntimeException failure = null;
-		boolean storeRejected = false;
-		if (!asked.isEmpty()) {
-			List<Acquisition> subset = (asked.size() == size) ? bounded : asked.stream().map(bounded::get).toList();
-			boolean reported = false;
-			try {
-				Reservation reservation = this.store.tryAcquireAll(subset);
-				reportToBreakers(breakers, permissions, breakerOf, asked, null, null);
-				reported = true;
-				storeRejected = !reservation.allowed();
-				for (int j = 0; j < asked.size(); j++) {
-					int i = asked.get(j);
-					Decision decision = reservation.decisions().get(j);
-					if (!decision.allowed() && this.denyCache != null && this.resets.get() == resets) {
-						this.denyCache.remember(subset.get(j).policy(), subset.get(j).key(), subset.get(j).cost(),
-								decision, now);
-					}
-					decisions[i] = decision;
-					countedAt[i] = reservation.countedAt(j);
-					heldBy[i] = storeRejected ? null : this.store;
-				}
-			}
-			catch (PartialStoreFailureException ex) {
-				failure = ex;
-				boolean[] partFailed = new boolean[size];
-				for (int j = 0; j < asked.size(); j++) {
-					int i = asked.get(j);
-					partFailed[i] = ex.failed(j);
-					if (partFailed[i]) {
-						failed[i] = true;
-					}
-					else {
-						decisions[i] = ex.decision(j);
-						countedAt[i] = ex.countedAt(j);
-						heldBy[i] = this.store;
-					}
-				}
-				reportToBreakers(breakers, permissions, breakerOf, asked, partFailed, ex);
-				reported = true;
-			}
-			catch (RuntimeException ex) {
-				if (ex instanceof IllegalArgumentException) {
-					throw ex; // a programming error, not an outage: the finally block releases the permissions
-				}
-				failure = ex;
-				for (int i : asked) {
-					failed[i] = true;
-				}
-				reportToBreakers(breakers, permissions, breakerOf, asked, failed, ex);
-				reported = true;
-			}
-			finally {
-				if (!reported) {
-					for (int b = 0; b < breakers.size(); b++) {
-						breakers.get(b).release(permissions.get(b)); // a probe must not stay taken by an error or a bug
-					}
-				}
-			}
-		}
-		if (storeRejected) {
-			// Rejected by a part that decided: the failed parts' policies could not change that.
-			for (int i = 0; i < size; i++) {
-				if (failed[i]) {
-					logFailure(bounded.get(i).policy(), now, failure);
-					decisions[i] = OneByOne.notDecided(bounded.get(i));
-				}
-				decisions[i] = notify(bounded.get(i).policy(), Objects.requireNonNull(decisions[i]));
-			}
-			return new Admission(this, bounded, decisions, countedAt, heldBy);
-		}
-		return settleFailedParts(bounded, decisions, countedAt, heldBy, failed, breakerOf, now, failure);
+		return new AdmissionAttempt(this, this.store, bounded(acquisitions), this.clock.currentTimeMillis(),
+				this.resets.get(), nonBlocking);
 	}
 
-	/**
-	 * Tell each breaker whether its part answered: a part fails if any acquisition on it failed.
-	 * @param partFailed per acquisition, whether its part failed; {@code null} if none did
-	 */
-	private void reportToBreakers(List<CircuitBreaker> breakers, List<CircuitBreaker.Permission> permissions,
-			CircuitBreaker[] breakerOf, List<Integer> asked, boolean @Nullable [] partFailed,
-			@Nullable RuntimeException failure) {
-		long failedAt = (failure != null) ? this.clock.currentTimeMillis() : 0;
-		for (int b = 0; b < breakers.size(); b++) {
-			CircuitBreaker breaker = breakers.get(b);
-			boolean askedHere = false;
-			boolean failedHere = false;
-			for (int i : asked) {
-				if (breakerOf[i] == breaker) {
-					askedHere = true;
-					failedHere |= partFailed != null && partFailed[i];
-				}
-			}
-			if (!askedHere) {
-				continue; // skipped: its circuit is open
-			}
-			if (failedHere && failure != null) {
-				breaker.onFailure(failedAt, permissions.get(b), failure);
-			}
-			else {
-				breaker.onSuccess();
-			}
+	private static Admission settle(AdmissionAttempt attempt, @Nullable Reservation reservation,
+			@Nullable Throwable failure) {
+		if (failure == null) {
+			return attempt.afterStore(Objects.requireNonNull(reservation));
 		}
-	}
-
-	/**
-	 * Decide the acquisitions whose part of the store failed by their policies' failure modes (the in-memory
-	 * fallback decides the {@code LOCAL} ones together), then the request all or nothing: if any answer rejects it,
-	 * what the store and the fallback hold for it is given back.
-	 */
-	private Admission settleFailedParts(List<Acquisition> acquisitions, @Nullable Decision[] decisions,
-			long[] countedAt, @Nullable RateLimitStore[] heldBy, boolean[] failed, CircuitBreaker[] breakerOf, long now,
-			@Nullable RuntimeException failure) {
-		int size = acquisitions.size();
-		List<Acquisition> local = new ArrayList<>();
-		List<Integer> localIndexes = new ArrayList<>();
-		boolean allowed = true;
-		for (int i = 0; i < size; i++) {
-			if (!failed[i]) {
-				allowed &= Objects.requireNonNull(decisions[i]).allowed();
-				continue;
-			}
-			RateLimitPolicy policy = acquisitions.get(i).policy();
-			if (policy.failureMode() == FailureMode.LOCAL) {
-				local.add(acquisitions.get(i));
-				localIndexes.add(i);
-				logFailure(policy, now, failure);
-			}
-			else {
-				decisions[i] = onStoreFailure(policy, acquisitions.get(i).key(), acquisitions.get(i).cost(), now,
-						breakerOf[i], failure);
-				allowed &= decisions[i].allowed();
-			}
+		Throwable cause = (failure instanceof CompletionException && failure.getCause() != null) ? failure.getCause()
+				: failure;
+		if (cause instanceof RuntimeException ex) {
+			return attempt.afterFailure(ex);
 		}
-		Reservation fallback = local.isEmpty() ? null : this.fallbackStore.tryAcquireAll(local);
-		if (fallback != null) {
-			allowed &= fallback.allowed();
-			for (int j = 0; j < local.size(); j++) {
-				int i = localIndexes.get(j);
-				decisions[i] = fallback.decisions().get(j).withOrigin(Decision.Origin.LOCAL_FALLBACK);
-				countedAt[i] = fallback.countedAt(j);
-				heldBy[i] = fallback.allowed() ? this.fallbackStore : null;
-			}
+		if (cause instanceof Error error) {
+			attempt.releasePermissions();
+			throw error;
 		}
-		if (!allowed) {
-			// Rejected by a failure mode, or by the fallback: what the others took is given back, in one call each.
-			List<Integer> taken = new ArrayList<>();
-			for (int i = 0; i < size; i++) {
-				if (heldBy[i] != null) {
-					taken.add(i);
-				}
-			}
-			new Admission(this, acquisitions, decisions, countedAt, heldBy)
-				.refund(taken.stream().mapToInt(Integer::intValue).toArray());
-			for (int i : taken) {
-				decisions[i] = OneByOne.givenBack(Objects.requireNonNull(decisions[i]), acquisitions.get(i).cost());
-			}
-		}
-		for (int i = 0; i < size; i++) {
-			if (!failed[i] || (fallback != null && localIndexes.contains(i))) {
-				decisions[i] = notify(acquisitions.get(i).policy(), Objects.requireNonNull(decisions[i]));
-			}
-		}
-		return new Admission(this, acquisitions, decisions, countedAt, heldBy);
+		// A checked exception through a stage: the store could not decide.
+		return attempt.afterFailure(new RateLimitStoreException("Rate limit store failed: " + cause, cause));
 	}
 
 	/**
 	 * The rejection of a request whose cost exceeds the capacity, answered here: every store rejects it and counts
 	 * nothing, so its remaining units are not asked for (reported as the capacity).
 	 */
-	private static Decision neverFits(RateLimitPolicy policy) {
+	static Decision neverFits(RateLimitPolicy policy) {
 		return new Decision(false, policy.capacity(), policy.capacity(), 0, Decision.NEVER, Decision.Origin.DENY_CACHE);
 	}
 
@@ -443,13 +314,36 @@ public final class RateLimiter {
 			}
 		}
 		catch (RuntimeException ex) {
-			long now = this.clock.currentTimeMillis();
-			String policies = acquisitions.stream().map((acquisition) -> "'" + acquisition.policy().name() + "'")
-				.distinct().collect(Collectors.joining(", "));
-			this.failureLogger.log(Level.WARNING, now, (skipped) -> "Rate limit store could not give back units of "
-					+ "policy " + policies + " (" + ex.getMessage() + "); the client stays counted"
-					+ ((skipped > 0) ? " (" + skipped + " more failures since the last message)" : ""), null);
+			logRefundFailure(acquisitions, ex);
 		}
+	}
+
+	/** Give back what admitted acquisitions hold, in one call, without waiting for it; never completes exceptionally. */
+	CompletionStage<Void> refundAsync(RateLimitStore holder, List<Acquisition> acquisitions, long[] countedAt) {
+		CompletionStage<Void> given;
+		try {
+			given = holder.refundAllAsync(acquisitions, countedAt);
+		}
+		catch (RuntimeException ex) {
+			given = CompletableFuture.failedFuture(ex);
+		}
+		return given.handle((ignored, failure) -> {
+			if (failure != null) {
+				logRefundFailure(acquisitions,
+						(failure instanceof CompletionException && failure.getCause() != null) ? failure.getCause()
+								: failure);
+			}
+			return null;
+		});
+	}
+
+	private void logRefundFailure(List<Acquisition> acquisitions, Throwable failure) {
+		long now = this.clock.currentTimeMillis();
+		String policies = acquisitions.stream().map((acquisition) -> "'" + acquisition.policy().name() + "'")
+			.distinct().collect(Collectors.joining(", "));
+		this.failureLogger.log(Level.WARNING, now, (skipped) -> "Rate limit store could not give back units of "
+				+ "policy " + policies + " (" + failure.getMessage() + "); the client stays counted"
+				+ ((skipped > 0) ? " (" + skipped + " more failures since the last message)" : ""), null);
 	}
 
 	/**
@@ -587,6 +481,29 @@ public final class RateLimiter {
 				(name) -> new CircuitBreaker(this.failureThreshold, this.openMillis, name));
 	}
 
+	/** Return the circuit breaker of the part of the store that decides for an acquisition. */
+	CircuitBreaker breakerOf(Acquisition acquisition) {
+		return this.partitioned ? breaker(this.store.partitionOf(acquisition.policy(), acquisition.key()))
+				: this.circuitBreaker;
+	}
+
+	@Nullable LocalDenyCache denyCache() {
+		return this.denyCache;
+	}
+
+	/** Return how many resets and clears this limiter has seen: a denial decided across one is not cached. */
+	long resets() {
+		return this.resets.get();
+	}
+
+	long currentTimeMillis() {
+		return this.clock.currentTimeMillis();
+	}
+
+	RateLimitStore fallbackStore() {
+		return this.fallbackStore;
+	}
+
 	/**
 	 * Return the listener this limiter reports decisions to.
 	 * @return the listener
@@ -632,7 +549,7 @@ public final class RateLimiter {
 		return (this.partitioned ? breaker(this.store.partitionOf(policy, bounded)) : this.circuitBreaker).isOpen();
 	}
 
-	private Decision onStoreFailure(RateLimitPolicy policy, String key, long cost, long now, CircuitBreaker breaker,
+	Decision onStoreFailure(RateLimitPolicy policy, String key, long cost, long now, CircuitBreaker breaker,
 			@Nullable RuntimeException failure) {
 		logFailure(policy, now, failure);
 		FailureMode mode = policy.failureMode();
@@ -647,7 +564,7 @@ public final class RateLimiter {
 		return notify(policy, decision);
 	}
 
-	private void logFailure(RateLimitPolicy policy, long now, @Nullable RuntimeException failure) {
+	void logFailure(RateLimitPolicy policy, long now, @Nullable RuntimeException failure) {
 		this.listener.onStoreFailure(policy, failure);
 		FailureMode mode = policy.failureMode();
 		String cause = (failure != null) ? failure.getMessage() : "circuit open after repeated failures";
@@ -664,7 +581,7 @@ public final class RateLimiter {
 		};
 	}
 
-	private Decision notify(RateLimitPolicy policy, Decision decision) {
+	Decision notify(RateLimitPolicy policy, Decision decision) {
 		this.listener.onDecision(policy, decision);
 		return decision;
 	}

@@ -1,6 +1,8 @@
 package io.github.ratelimit.store;
 
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.RateLimitPolicy;
@@ -47,6 +49,26 @@ public interface RateLimitStore {
 	}
 
 	/**
+	 * Decide as {@link #tryAcquireAll} does, without making the calling thread wait for the store: what a
+	 * non-blocking web stack (WebFlux, a gateway) asks on its event loop. The stage completes with what
+	 * {@code tryAcquireAll} would return, or exceptionally with what it would throw, within the store's own timeout.
+	 * <p>
+	 * This default decides on the calling thread, which is right for a store in this process. A store that calls out
+	 * over the network overrides it, so that no thread waits for the answer.
+	 * @param acquisitions the acquisitions, at least one
+	 * @return the decisions, and the times the admitted ones were counted at
+	 * @since 0.2.0
+	 */
+	default CompletionStage<Reservation> tryAcquireAllAsync(List<Acquisition> acquisitions) {
+		try {
+			return CompletableFuture.completedFuture(tryAcquireAll(acquisitions));
+		}
+		catch (RuntimeException ex) {
+			return CompletableFuture.failedFuture(ex);
+		}
+	}
+
+	/**
 	 * Return the state of {@code key} under {@code policy} as its next request would find it, taking nothing and
 	 * keeping nothing: what an operator reads. By default a request that costs more than the capacity, which every
 	 * store rejects without counting; stores that would otherwise keep state for an unknown key override it.
@@ -88,6 +110,26 @@ public interface RateLimitStore {
 	default void refundAll(List<Acquisition> acquisitions, long[] countedAtMillis) {
 		for (int i = 0; i < acquisitions.size(); i++) {
 			refund(acquisitions.get(i), countedAtMillis[i]);
+		}
+	}
+
+	/**
+	 * Give back the units of several admitted acquisitions as {@link #refundAll} does, without making the calling
+	 * thread wait for the store. This default gives back on the calling thread; a store that calls out over the
+	 * network overrides it.
+	 * @param acquisitions the acquisitions, as admitted
+	 * @param countedAtMillis for each, the time it was counted at
+	 * @return a stage that completes once they are given back, or exceptionally with what {@code refundAll} would
+	 * throw
+	 * @since 0.2.0
+	 */
+	default CompletionStage<Void> refundAllAsync(List<Acquisition> acquisitions, long[] countedAtMillis) {
+		try {
+			refundAll(acquisitions, countedAtMillis);
+			return CompletableFuture.completedFuture(null);
+		}
+		catch (RuntimeException ex) {
+			return CompletableFuture.failedFuture(ex);
 		}
 	}
 

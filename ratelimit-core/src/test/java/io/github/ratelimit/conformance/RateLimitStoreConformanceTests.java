@@ -3,6 +3,10 @@ package io.github.ratelimit.conformance;
 import java.time.Duration;
 import java.util.List;
 import java.util.Random;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -329,9 +333,20 @@ public abstract class RateLimitStoreConformanceTests {
 		System.out.println(getClass().getSimpleName() + ": " + result);
 	}
 
+	/**
+	 * Return whether this run asks the store through its non-blocking methods
+	 * ({@link RateLimitStore#tryAcquireAllAsync}, {@link RateLimitStore#refundAllAsync}) instead of its blocking
+	 * ones: a store's test runs the suite both ways.
+	 */
+	protected boolean nonBlocking() {
+		return false;
+	}
+
 	protected final Decision take(RateLimitPolicy policy, String key, long cost) {
 		assumeSupported(policy);
-		Decision decision = this.store.tryAcquire(policy, key, cost);
+		Decision decision = nonBlocking()
+				? acquireAll(List.of(new Acquisition(policy, key, cost))).decisions().get(0)
+				: this.store.tryAcquire(policy, key, cost);
 		assertThat(decision.remaining()).isNotNegative();
 		assertThat(decision.resetAfterMillis()).isNotNegative();
 		return decision;
@@ -359,9 +374,9 @@ public abstract class RateLimitStoreConformanceTests {
 		assumeSupported(tested);
 		this.clock.alignTo(tested.window(), 1_000);
 		List<Acquisition> both = List.of(new Acquisition(tested, "k", 1), new Acquisition(strict, "k", 1));
-		assertThat(this.store.tryAcquireAll(both).allowed()).isTrue();
+		assertThat(acquireAll(both).allowed()).isTrue();
 		for (int i = 0; i < 3; i++) {
-			Reservation rejected = this.store.tryAcquireAll(both);
+			Reservation rejected = acquireAll(both);
 			assertThat(rejected.allowed()).isFalse();
 			assertThat(rejected.decisions().get(1).allowed()).isFalse();
 			// What the tested policy alone would have left: its unit was given back.
@@ -381,10 +396,10 @@ public abstract class RateLimitStoreConformanceTests {
 		assumeSupported(tested);
 		this.clock.alignTo(tested.window(), 1_000);
 		List<Acquisition> both = List.of(new Acquisition(first, "k", 1), new Acquisition(tested, "k", 1));
-		assertThat(this.store.tryAcquireAll(both).allowed()).isTrue();
-		assertThat(this.store.tryAcquireAll(both).allowed()).isTrue();
+		assertThat(acquireAll(both).allowed()).isTrue();
+		assertThat(acquireAll(both).allowed()).isTrue();
 		for (int i = 0; i < 5; i++) {
-			assertThat(this.store.tryAcquireAll(both).allowed()).isFalse();
+			assertThat(acquireAll(both).allowed()).isFalse();
 		}
 		assertThat(take(first, "k", 8).remaining()).isZero();
 	}
@@ -396,16 +411,16 @@ public abstract class RateLimitStoreConformanceTests {
 		assumeSupported(policy);
 		this.clock.alignTo(policy.window(), 1_000);
 		Acquisition one = new Acquisition(policy, "k", 1);
-		Reservation counted = this.store.tryAcquireAll(List.of(one));
+		Reservation counted = acquireAll(List.of(one));
 		assertThat(counted.allowed()).isTrue();
 		this.clock.advanceMillis(10);
 		assertThat(take(policy, "k", 2).remaining()).isZero();
-		this.store.refund(one, counted.countedAt(0));
+		refund(one, counted.countedAt(0));
 		assertThat(take(policy, "k", 1).allowed()).isTrue();
 		assertThat(take(policy, "k", 1).allowed()).isFalse();
 		// Given back once, the units are no longer held: a second refund of the same admission gives nothing more
 		// than what the window still holds, and never more than the capacity.
-		this.store.refund(new Acquisition(policy, "other", 1), counted.countedAt(0));
+		refund(new Acquisition(policy, "other", 1), counted.countedAt(0));
 		assertThat(take(policy, "other", 3).allowed()).isTrue();
 	}
 
@@ -416,11 +431,40 @@ public abstract class RateLimitStoreConformanceTests {
 		assumeSupported(policy);
 		this.clock.alignTo(policy.window(), 1_000);
 		Acquisition one = new Acquisition(policy, "k", 1);
-		Reservation counted = this.store.tryAcquireAll(List.of(one));
+		Reservation counted = acquireAll(List.of(one));
 		this.clock.advance(Duration.ofMinutes(2));
 		assertThat(take(policy, "k", 3).allowed()).isTrue();
-		this.store.refund(one, counted.countedAt(0));
+		refund(one, counted.countedAt(0));
 		assertThat(take(policy, "k", 1).allowed()).isFalse();
+	}
+
+	protected final Reservation acquireAll(List<Acquisition> acquisitions) {
+		return nonBlocking() ? join(this.store.tryAcquireAllAsync(acquisitions)) : this.store.tryAcquireAll(acquisitions);
+	}
+
+	protected final void refund(Acquisition acquisition, long countedAtMillis) {
+		if (nonBlocking()) {
+			join(this.store.refundAllAsync(List.of(acquisition), new long[] { countedAtMillis }));
+		}
+		else {
+			this.store.refund(acquisition, countedAtMillis);
+		}
+	}
+
+	/** Wait for a stage, failing with what failed it, as the blocking method would have thrown. */
+	private static <T> T join(CompletionStage<T> stage) {
+		try {
+			return stage.toCompletableFuture().get(30, TimeUnit.SECONDS);
+		}
+		catch (ExecutionException ex) {
+			if (ex.getCause() instanceof RuntimeException failure) {
+				throw failure;
+			}
+			throw new IllegalStateException(ex.getCause());
+		}
+		catch (InterruptedException | TimeoutException ex) {
+			throw new IllegalStateException(ex);
+		}
 	}
 
 	private void assumeSupported(RateLimitPolicy policy) {

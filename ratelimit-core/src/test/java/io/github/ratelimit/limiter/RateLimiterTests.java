@@ -315,13 +315,13 @@ class RateLimiterTests {
 		RateLimiter remote = RateLimiter.builder(this.store).clock(this.clock).denyCache(true).build();
 		this.clock.alignTo(Duration.ofMinutes(1), 1_000);
 		List<Acquisition> both = List.of(new Acquisition(wide, "k", 1), new Acquisition(narrow, "k", 1));
-		assertThat(remote.tryAcquireAll(both).allowed()).isTrue();
-		Admission rejected = remote.tryAcquireAll(both);
+		assertThat(acquireAll(remote, both).allowed()).isTrue();
+		Admission rejected = acquireAll(remote, both);
 		assertThat(rejected.allowed()).isFalse();
 		assertThat(rejected.decision(1).origin()).isEqualTo(Decision.Origin.STORE);
 		assertThat(rejected.decision(0).remaining()).as("given back").isEqualTo(2);
 		int calls = this.store.calls;
-		Admission cached = remote.tryAcquireAll(both);
+		Admission cached = acquireAll(remote, both);
 		assertThat(cached.allowed()).isFalse();
 		assertThat(cached.decision(1).origin()).isEqualTo(Decision.Origin.DENY_CACHE);
 		assertThat(cached.decision(0)).as("not asked").isNull();
@@ -338,25 +338,25 @@ class RateLimiterTests {
 			.failureMode(FailureMode.DENY).build();
 		this.clock.alignTo(Duration.ofMinutes(1), 1_000);
 		this.store.failing = true;
-		Admission all = this.limiter.tryAcquireAll(List.of(new Acquisition(open, "k", 1),
+		Admission all = acquireAll(this.limiter, List.of(new Acquisition(open, "k", 1),
 				new Acquisition(local, "k", 1), new Acquisition(closed, "k", 1)));
 		assertThat(all.allowed()).isFalse();
 		assertThat(all.decision(0).origin()).isEqualTo(Decision.Origin.FAIL_OPEN);
 		assertThat(all.decision(1).origin()).isEqualTo(Decision.Origin.LOCAL_FALLBACK);
 		assertThat(all.decision(2).origin()).isEqualTo(Decision.Origin.FAIL_CLOSED);
 		List<Acquisition> openAndLocal = List.of(new Acquisition(open, "k", 1), new Acquisition(local, "k", 1));
-		assertThat(this.limiter.tryAcquireAll(openAndLocal).allowed()).as("the fallback gave its unit back").isTrue();
-		assertThat(this.limiter.tryAcquireAll(openAndLocal).allowed()).isFalse();
+		assertThat(acquireAll(this.limiter, openAndLocal).allowed()).as("the fallback gave its unit back").isTrue();
+		assertThat(acquireAll(this.limiter, openAndLocal).allowed()).isFalse();
 	}
 
 	@Test
 	void anAdmittedRequestsUnitsCanBeGivenBackOnceEach() {
 		RateLimitPolicy policy = RateLimitPolicy.builder("refunded").limit(2).window(Duration.ofMinutes(1)).build();
 		this.clock.alignTo(Duration.ofMinutes(1), 1_000);
-		Admission first = this.limiter.tryAcquireAll(List.of(new Acquisition(policy, "k", 1)));
+		Admission first = acquireAll(this.limiter, List.of(new Acquisition(policy, "k", 1)));
 		assertThat(this.limiter.tryAcquire(policy, "k").remaining()).isZero();
-		first.refund(0);
-		first.refund(0);
+		refund(first, 0);
+		refund(first, 0);
 		assertThat(this.limiter.tryAcquire(policy, "k").allowed()).isTrue();
 		assertThat(this.limiter.tryAcquire(policy, "k").allowed()).isFalse();
 	}
@@ -369,7 +369,7 @@ class RateLimiterTests {
 		for (int i = 0; i < 100; i++) {
 			Decision decision = limiter.tryAcquire(policy, "k", 6);
 			assertThat(decision.exceedsCapacity()).isTrue();
-			assertThat(limiter.tryAcquireAll(List.of(new Acquisition(policy, "k", 1), new Acquisition(policy, "j", 6)))
+			assertThat(acquireAll(limiter, List.of(new Acquisition(policy, "k", 1), new Acquisition(policy, "j", 6)))
 				.allowed()).isFalse();
 		}
 		assertThat(store.calls).isZero();
@@ -387,7 +387,7 @@ class RateLimiterTests {
 		store.failingKey = "application";
 		int admitted = 0;
 		for (int i = 0; i < 50; i++) {
-			Admission admission = limiter.tryAcquireAll(List.of(new Acquisition(perAddress, "203.0.113.7", 1),
+			Admission admission = acquireAll(limiter, List.of(new Acquisition(perAddress, "203.0.113.7", 1),
 					new Acquisition(shared, "application", 1)));
 			if (admission.allowed()) {
 				admitted++;
@@ -407,7 +407,7 @@ class RateLimiterTests {
 			.failureMode(FailureMode.DENY).build();
 		store.failingKey = "application";
 		for (int i = 0; i < 10; i++) {
-			Admission admission = limiter.tryAcquireAll(List.of(new Acquisition(perAddress, "203.0.113.7", 1),
+			Admission admission = acquireAll(limiter, List.of(new Acquisition(perAddress, "203.0.113.7", 1),
 					new Acquisition(shared, "application", 1)));
 			assertThat(admission.allowed()).isFalse();
 			assertThat(admission.decision(1).origin()).isEqualTo(Decision.Origin.FAIL_CLOSED);
@@ -426,7 +426,7 @@ class RateLimiterTests {
 		store.failingKey = "application";
 		int admitted = 0;
 		for (int i = 0; i < 10; i++) {
-			Admission admission = limiter.tryAcquireAll(List.of(new Acquisition(perAddress, "203.0.113." + i, 1),
+			Admission admission = acquireAll(limiter, List.of(new Acquisition(perAddress, "203.0.113." + i, 1),
 					new Acquisition(shared, "application", 1)));
 			if (admission.allowed()) {
 				admitted++;
@@ -448,13 +448,13 @@ class RateLimiterTests {
 		RateLimitPolicy shared = RateLimitPolicy.builder("account").limit(1_000).window(Duration.ofHours(1))
 			.failureMode(FailureMode.ALLOW).build();
 		store.failingKey = "application";
-		limiter.tryAcquireAll(List.of(new Acquisition(shared, "application", 1)));
+		acquireAll(limiter, List.of(new Acquisition(shared, "application", 1)));
 		assertThat(limiter.isCircuitOpen(shared, "application")).isTrue();
 		assertThat(limiter.isCircuitOpen(perAddress, "203.0.113.7")).isFalse();
 		int calls = store.calls;
 		int admitted = 0;
 		for (int i = 0; i < 10; i++) {
-			if (limiter.tryAcquireAll(List.of(new Acquisition(perAddress, "203.0.113.7", 1),
+			if (acquireAll(limiter, List.of(new Acquisition(perAddress, "203.0.113.7", 1),
 					new Acquisition(shared, "application", 1))).allowed()) {
 				admitted++;
 			}
@@ -480,6 +480,15 @@ class RateLimiterTests {
 		}
 		assertThat(cache.policies()).isZero();
 		assertThat(cache.size()).isZero();
+	}
+
+	/** Decide a request that several limits apply to; {@link RateLimiterNonBlockingTests} does it without waiting. */
+	Admission acquireAll(RateLimiter limiter, List<Acquisition> acquisitions) {
+		return limiter.tryAcquireAll(acquisitions);
+	}
+
+	void refund(Admission admission, int... indexes) {
+		admission.refund(indexes);
 	}
 
 	/** A store whose keys live in parts named after them, one of which can fail, as a Cluster's master can. */

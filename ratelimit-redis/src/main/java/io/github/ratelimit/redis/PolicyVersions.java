@@ -92,28 +92,38 @@ final class PolicyVersions {
 	 * @param deadlineNanos when the decision must be over, on {@link System#nanoTime()}
 	 */
 	List<RateLimitPolicy> others(View view, long deadlineNanos) {
-		long now = localNow();
-		if (!view.isDue(now)) {
-			return view.others;
+		if (!view.isDue(localNow())) {
+			return view.others; // the common case, without a future
 		}
-		boolean mustWait = !view.registered || now - view.registeredAt >= LIVE_MILLIS / 2;
-		CompletableFuture<?> registration = view.register(now);
-		if (mustWait) {
-			awaitQuietly(registration, deadlineNanos);
-		}
-		return view.others;
-	}
-
-	private static void awaitQuietly(CompletableFuture<?> registration, long deadlineNanos) {
 		try {
-			registration.get(Math.max(0, (deadlineNanos - System.nanoTime()) / 2), TimeUnit.NANOSECONDS);
+			return othersAsync(view, deadlineNanos).get(); // completes by half the time left, whatever Redis does
 		}
-		catch (TimeoutException | ExecutionException ex) {
-			// Decided with what is known: the decision's own call meets the same Redis, and reports what fails.
+		catch (ExecutionException ex) {
+			return view.others;
 		}
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();
+			return view.others;
 		}
+	}
+
+	/**
+	 * Return the other sets as {@link #others} does, without waiting: the stage completes at once from memory, or
+	 * when the registration it must wait for answers, fails, or reaches half the time left to the deadline.
+	 */
+	CompletableFuture<List<RateLimitPolicy>> othersAsync(View view, long deadlineNanos) {
+		long now = localNow();
+		if (!view.isDue(now)) {
+			return CompletableFuture.completedFuture(view.others);
+		}
+		boolean mustWait = !view.registered || now - view.registeredAt >= LIVE_MILLIS / 2;
+		CompletableFuture<?> registration = view.register(now);
+		if (!mustWait) {
+			return CompletableFuture.completedFuture(view.others);
+		}
+		return registration.copy()
+			.completeOnTimeout(null, Math.max(0, (deadlineNanos - System.nanoTime()) / 2), TimeUnit.NANOSECONDS)
+			.handle((ignored, failure) -> view.others);
 	}
 
 	/**

@@ -9,6 +9,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -78,7 +80,7 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 
 	private static final byte[] ZERO = PolicyScript.bytes(0);
 
-	private static final byte[] TAKE = RedisKeys.bytes("take");
+	static final byte[] TAKE = RedisKeys.bytes("take");
 
 	/** Past how many policies the store looks for idle ones to drop when it meets a new one. */
 	static final int SWEEP_ABOVE_POLICIES = 1_024;
@@ -86,7 +88,7 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 	/** How long a policy stays unused before the store drops what it keeps for it: ten minutes. */
 	static final long IDLE_POLICY_MILLIS = 600_000;
 
-	private static final byte[] REFUND = RedisKeys.bytes("refund");
+	static final byte[] REFUND = RedisKeys.bytes("refund");
 
 	/** The all-or-nothing script's name of each algorithm, by ordinal. */
 	private static final byte[][] ALGORITHM_CODES = algorithmCodes();
@@ -254,6 +256,64 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 	@Override
 	public Reservation tryAcquireAll(List<Acquisition> acquisitions) {
 		long start = System.nanoTime();
+		List<PolicyVersions.View> views = views(acquisitions, start);
+		List<List<RateLimitPolicy>> others = new ArrayList<>(acquisitions.size());
+		for (PolicyVersions.View view : views) {
+			others.add(this.versions.others(view, start + this.timeoutNanos));
+		}
+		if (!anyOthers(others)) {
+			return decideTogether(acquisitions, start);
+		}
+		return decideWithOthers(acquisitions, others, start);
+	}
+
+	private Reservation decideWithOthers(List<Acquisition> acquisitions, List<List<RateLimitPolicy>> others,
+			long start) {
+		WithOthers withOthers = new WithOthers(acquisitions, others);
+		try {
+			return withOthers.combined(decideTogether(withOthers.all, start));
+		}
+		catch (PartialStoreFailureException ex) {
+			throw withOthers.combined(ex);
+		}
+	}
+
+	/**
+	 * Decide as {@link #tryAcquireAll} does without waiting: the stage completes on the thread that receives the
+	 * last answer (a client's I/O thread), or with a timeout after {@link Builder#timeout(Duration)}. No thread
+	 * waits, here or in the client.
+	 */
+	@Override
+	public CompletionStage<Reservation> tryAcquireAllAsync(List<Acquisition> acquisitions) {
+		try {
+			long start = System.nanoTime();
+			List<PolicyVersions.View> views = views(acquisitions, start);
+			List<CompletableFuture<List<RateLimitPolicy>>> known = new ArrayList<>(views.size());
+			for (PolicyVersions.View view : views) {
+				known.add(this.versions.othersAsync(view, start + this.timeoutNanos));
+			}
+			return CompletableFuture.allOf(known.toArray(new CompletableFuture<?>[0])).thenCompose((ignored) -> {
+				List<List<RateLimitPolicy>> others = known.stream().map(CompletableFuture::join).toList();
+				if (!anyOthers(others)) {
+					return decideTogetherAsync(acquisitions, start);
+				}
+				WithOthers withOthers = new WithOthers(acquisitions, others);
+				return decideTogetherAsync(withOthers.all, start).handle((reservation, failure) -> {
+					if (failure == null) {
+						return withOthers.combined(reservation);
+					}
+					Throwable cause = unwrap(failure);
+					throw (cause instanceof PartialStoreFailureException partial) ? withOthers.combined(partial)
+							: new CompletionException(cause);
+				});
+			});
+		}
+		catch (RuntimeException ex) {
+			return CompletableFuture.failedFuture(ex);
+		}
+	}
+
+	private List<PolicyVersions.View> views(List<Acquisition> acquisitions, long start) {
 		List<PolicyVersions.View> views = new ArrayList<>(acquisitions.size());
 		long used = localMillis(start);
 		for (Acquisition acquisition : acquisitions) {
@@ -263,151 +323,89 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 			this.versions.refreshIfDue(view); // all under way before any is awaited
 			views.add(view);
 		}
-		List<List<RateLimitPolicy>> others = new ArrayList<>(acquisitions.size());
-		boolean changed = false;
-		for (PolicyVersions.View view : views) {
-			List<RateLimitPolicy> of = this.versions.others(view, start + this.timeoutNanos);
-			others.add(of);
-			changed |= !of.isEmpty();
+		return views;
+	}
+
+	private static boolean anyOthers(List<List<RateLimitPolicy>> others) {
+		for (List<RateLimitPolicy> of : others) {
+			if (!of.isEmpty()) {
+				return true;
+			}
 		}
-		return changed ? decideWithOthers(acquisitions, others, start) : decideTogether(acquisitions, start);
+		return false;
 	}
 
 	/**
-	 * Decide each acquisition together with the same key under its policy's other parameter sets in use: a request
+	 * Each acquisition decided together with the same key under its policy's other parameter sets in use: a request
 	 * passes only if the state of each admits it (they share the key's hash slot).
 	 */
-	private Reservation decideWithOthers(List<Acquisition> acquisitions, List<List<RateLimitPolicy>> others,
-			long start) {
-		List<Acquisition> all = new ArrayList<>(acquisitions);
-		int[] from = new int[acquisitions.size() + 1];
-		for (int i = 0; i < acquisitions.size(); i++) {
-			from[i] = all.size();
-			Acquisition acquisition = acquisitions.get(i);
-			for (RateLimitPolicy other : others.get(i)) {
-				all.add(new Acquisition(other, acquisition.key(), acquisition.cost()));
+	private static final class WithOthers {
+
+		final List<Acquisition> all;
+
+		/** Where each acquisition's other sets start in {@link #all}, and where the last ones end. */
+		private final int[] from;
+
+		private final int size;
+
+		WithOthers(List<Acquisition> acquisitions, List<List<RateLimitPolicy>> others) {
+			this.size = acquisitions.size();
+			this.all = new ArrayList<>(acquisitions);
+			this.from = new int[this.size + 1];
+			for (int i = 0; i < this.size; i++) {
+				this.from[i] = this.all.size();
+				Acquisition acquisition = acquisitions.get(i);
+				for (RateLimitPolicy other : others.get(i)) {
+					this.all.add(new Acquisition(other, acquisition.key(), acquisition.cost()));
+				}
 			}
+			this.from[this.size] = this.all.size();
 		}
-		from[acquisitions.size()] = all.size();
-		Reservation reservation;
-		try {
-			reservation = decideTogether(all, start);
+
+		Reservation combined(Reservation reservation) {
+			List<Decision> decisions = new ArrayList<>(this.size);
+			long[] times = new long[this.size];
+			for (int i = 0; i < this.size; i++) {
+				decisions.add(PolicyVersions.combined(reservation.decisions().get(i),
+						reservation.decisions().subList(this.from[i], this.from[i + 1])));
+				times[i] = reservation.countedAt(i);
+			}
+			return new Reservation(decisions, times);
 		}
-		catch (PartialStoreFailureException ex) {
-			// A key and its other sets share a hash slot: they failed, or were decided, together.
-			Decision[] decisions = new Decision[acquisitions.size()];
-			long[] times = new long[acquisitions.size()];
-			for (int i = 0; i < acquisitions.size(); i++) {
+
+		/** A key and its other sets share a hash slot: they failed, or were decided, together. */
+		PartialStoreFailureException combined(PartialStoreFailureException ex) {
+			Decision[] decisions = new Decision[this.size];
+			long[] times = new long[this.size];
+			for (int i = 0; i < this.size; i++) {
 				Decision own = ex.decision(i);
 				if (own != null) {
 					List<Decision> otherDecisions = new ArrayList<>();
-					for (int j = from[i]; j < from[i + 1]; j++) {
+					for (int j = this.from[i]; j < this.from[i + 1]; j++) {
 						otherDecisions.add(Objects.requireNonNull(ex.decision(j)));
 					}
 					decisions[i] = PolicyVersions.combined(own, otherDecisions);
 					times[i] = ex.countedAt(i);
 				}
 			}
-			throw new PartialStoreFailureException(decisions, times,
+			return new PartialStoreFailureException(decisions, times,
 					(ex.getCause() instanceof RuntimeException cause) ? cause : ex);
 		}
-		List<Decision> decisions = new ArrayList<>(acquisitions.size());
-		long[] times = new long[acquisitions.size()];
-		for (int i = 0; i < acquisitions.size(); i++) {
-			decisions.add(PolicyVersions.combined(reservation.decisions().get(i),
-					reservation.decisions().subList(from[i], from[i + 1])));
-			times[i] = reservation.countedAt(i);
-		}
-		return new Reservation(decisions, times);
+
 	}
 
 	private Reservation decideTogether(List<Acquisition> acquisitions, long start) {
-		List<List<Integer>> groups = groupBySlot(acquisitions);
-		List<CompletableFuture<List<Object>>> calls = new ArrayList<>(groups.size());
-		for (List<Integer> group : groups) {
-			calls.add(call(TAKE, acquisitions, group, null));
-		}
+		SlotDecision decision = new SlotDecision(this::call, acquisitions, groupBySlot(acquisitions));
 		String what = describe(acquisitions);
-		Decision[] decisions = new Decision[acquisitions.size()];
-		long[] times = new long[acquisitions.size()];
-		boolean[] admitted = new boolean[groups.size()];
-		boolean allowed = true;
-		RuntimeException failure = null;
-		for (int g = 0; g < groups.size(); g++) {
-			List<Object> answers;
+		for (int g = 0; g < decision.groups(); g++) {
 			try {
-				answers = await(calls.get(g), start, what);
+				decision.answered(g, await(decision.call(g), start, what));
 			}
 			catch (RateLimitStoreException ex) {
-				failure = (failure != null) ? failure : ex;
-				continue;
-			}
-			List<Integer> group = groups.get(g);
-			if (answers.size() < 6 * group.size()) {
-				failure = new RateLimitStoreException("unexpected reply from the rate limit script: " + answers);
-				continue;
-			}
-			admitted[g] = true;
-			for (int j = 0; j < group.size(); j++) {
-				int i = group.get(j);
-				long capacity = acquisitions.get(i).policy().capacity();
-				int offset = 6 * j;
-				long remaining = Math.max(0, Math.min(capacity, number(answers, offset + 1)));
-				decisions[i] = new Decision(number(answers, offset) == 1, capacity, remaining,
-						number(answers, offset + 2), number(answers, offset + 3), number(answers, offset + 4),
-						Decision.Origin.STORE);
-				times[i] = number(answers, offset + 5);
-				admitted[g] &= decisions[i].allowed();
-				allowed &= decisions[i].allowed();
+				decision.failed(ex);
 			}
 		}
-		if (failure != null && allowed) {
-			// No slot rejected: the caller decides the failed slots' policies by their failure modes, and keeps or
-			// gives back what the others hold.
-			boolean anyAdmitted = false;
-			for (boolean slotAdmitted : admitted) {
-				anyAdmitted |= slotAdmitted;
-			}
-			if (!anyAdmitted) {
-				throw failure;
-			}
-			throw new PartialStoreFailureException(decisions, times, failure);
-		}
-		if (!allowed) {
-			// The slots that admitted give back what they took; one that rejected took nothing.
-			refundGroups(acquisitions, groups, admitted, times, start, what);
-			// A slot rejected: the request is rejected whatever the others did. Those that failed are reported as
-			// not knowing (their failure mode's answer would not change the outcome).
-			for (int g = 0; g < groups.size(); g++) {
-				for (int i : groups.get(g)) {
-					if (decisions[i] == null) {
-						RateLimitPolicy policy = acquisitions.get(i).policy();
-						decisions[i] = new Decision(true, policy.capacity(), policy.capacity(), 0, 0,
-								Decision.Origin.FAIL_OPEN);
-					}
-				}
-			}
-			// A slot that rejected gave back inside its script; those given back here report it now.
-			for (int g = 0; g < groups.size(); g++) {
-				if (admitted[g]) {
-					for (int i : groups.get(g)) {
-						decisions[i] = OneByOne.givenBack(decisions[i], acquisitions.get(i).cost());
-					}
-				}
-			}
-		}
-		return new Reservation(Arrays.asList(decisions), times);
-	}
-
-	private void refundGroups(List<Acquisition> acquisitions, List<List<Integer>> groups, boolean[] admitted,
-			long[] times, long start, String what) {
-		List<CompletableFuture<List<Object>>> refunds = new ArrayList<>();
-		for (int g = 0; g < groups.size(); g++) {
-			if (admitted[g]) {
-				refunds.add(call(REFUND, acquisitions, groups.get(g), times));
-			}
-		}
-		for (CompletableFuture<List<Object>> refund : refunds) {
+		for (CompletableFuture<List<Object>> refund : decision.giveBackIfRejected()) {
 			try {
 				await(refund, start, what);
 			}
@@ -415,6 +413,34 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 				// The units stay taken: the client is counted once more than it should, never less.
 			}
 		}
+		return decision.reservation();
+	}
+
+	private CompletableFuture<Reservation> decideTogetherAsync(List<Acquisition> acquisitions, long start) {
+		SlotDecision decision = new SlotDecision(this::call, acquisitions, groupBySlot(acquisitions));
+		String what = describe(acquisitions);
+		CompletableFuture<?>[] answered = new CompletableFuture<?>[decision.groups()];
+		for (int g = 0; g < answered.length; g++) {
+			int group = g;
+			answered[g] = within(decision.call(g), start, what).handle((answers, failure) -> {
+				if (failure == null) {
+					decision.answered(group, answers);
+				}
+				else {
+					decision.failed(storeFailure(unwrap(failure)));
+				}
+				return null;
+			});
+		}
+		return CompletableFuture.allOf(answered).thenCompose((ignored) -> {
+			List<CompletableFuture<List<Object>>> refunds = decision.giveBackIfRejected();
+			CompletableFuture<?>[] given = new CompletableFuture<?>[refunds.size()];
+			for (int i = 0; i < given.length; i++) {
+				// The units of a refund that fails stay taken: the client is counted once more, never less.
+				given[i] = within(refunds.get(i), start, what).exceptionally((failure) -> null);
+			}
+			return CompletableFuture.allOf(given);
+		}).thenApply((ignored) -> decision.reservation());
 	}
 
 	/**
@@ -433,6 +459,43 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 	@Override
 	public void refundAll(List<Acquisition> acquisitions, long[] countedAtMillis) {
 		long start = System.nanoTime();
+		List<CompletableFuture<List<Object>>> calls = sendRefunds(acquisitions, countedAtMillis);
+		String what = describe(acquisitions);
+		RateLimitStoreException failure = null;
+		for (CompletableFuture<List<Object>> refund : calls) {
+			try {
+				await(refund, start, what);
+			}
+			catch (RateLimitStoreException ex) {
+				failure = (failure != null) ? failure : ex;
+			}
+		}
+		if (failure != null) {
+			throw failure;
+		}
+	}
+
+	/**
+	 * Give the units back as {@link #refundAll} does, without waiting.
+	 */
+	@Override
+	public CompletionStage<Void> refundAllAsync(List<Acquisition> acquisitions, long[] countedAtMillis) {
+		try {
+			long start = System.nanoTime();
+			List<CompletableFuture<List<Object>>> calls = sendRefunds(acquisitions, countedAtMillis);
+			String what = describe(acquisitions);
+			CompletableFuture<?>[] given = new CompletableFuture<?>[calls.size()];
+			for (int i = 0; i < given.length; i++) {
+				given[i] = within(calls.get(i), start, what);
+			}
+			return CompletableFuture.allOf(given);
+		}
+		catch (RuntimeException ex) {
+			return CompletableFuture.failedFuture(ex);
+		}
+	}
+
+	private List<CompletableFuture<List<Object>>> sendRefunds(List<Acquisition> acquisitions, long[] countedAtMillis) {
 		List<Acquisition> all = new ArrayList<>(acquisitions.size() + 1);
 		List<Long> times = new ArrayList<>(acquisitions.size() + 1);
 		for (int i = 0; i < acquisitions.size(); i++) {
@@ -450,19 +513,7 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 		for (List<Integer> group : groupBySlot(all)) {
 			calls.add(call(REFUND, all, group, at));
 		}
-		String what = describe(acquisitions);
-		RateLimitStoreException failure = null;
-		for (CompletableFuture<List<Object>> refund : calls) {
-			try {
-				await(refund, start, what);
-			}
-			catch (RateLimitStoreException ex) {
-				failure = (failure != null) ? failure : ex;
-			}
-		}
-		if (failure != null) {
-			throw failure;
-		}
+		return calls;
 	}
 
 	@Override
@@ -520,8 +571,7 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 			return call.get(Math.max(0, this.timeoutNanos - (System.nanoTime() - start)), TimeUnit.NANOSECONDS);
 		}
 		catch (TimeoutException ex) {
-			throw new RateLimitStoreException(
-					"Redis did not answer within " + this.timeout.toMillis() + "ms for " + what);
+			throw timedOut(what);
 		}
 		catch (ExecutionException ex) {
 			throw failed(what, (ex.getCause() != null) ? ex.getCause() : ex);
@@ -530,6 +580,41 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 			Thread.currentThread().interrupt();
 			throw new RateLimitStoreException("Interrupted while waiting for Redis for " + what, ex);
 		}
+	}
+
+	/**
+	 * The call's answer, or its failure as {@link #await} would throw it, by the decision's deadline: what
+	 * {@code await} is to a thread that waits, without one.
+	 */
+	private CompletableFuture<List<Object>> within(CompletableFuture<List<Object>> call, long start, String what) {
+		long remaining = Math.max(0, this.timeoutNanos - (System.nanoTime() - start));
+		// A copy times out, not the call: a call that answers late still completes, as for a thread that stopped
+		// waiting for it.
+		return call.copy().orTimeout(remaining, TimeUnit.NANOSECONDS).handle((answers, failure) -> {
+			if (failure == null) {
+				return answers;
+			}
+			Throwable cause = unwrap(failure);
+			throw (cause instanceof TimeoutException) ? timedOut(what) : failed(what, cause);
+		});
+	}
+
+	private static RuntimeException storeFailure(Throwable failure) {
+		return (failure instanceof RuntimeException ex) ? ex
+				: new RateLimitStoreException("Redis failed: " + failure.getMessage(), failure);
+	}
+
+	private static Throwable unwrap(Throwable failure) {
+		Throwable cause = failure;
+		while ((cause instanceof CompletionException || cause instanceof ExecutionException)
+				&& cause.getCause() != null) {
+			cause = cause.getCause();
+		}
+		return cause;
+	}
+
+	private RateLimitStoreException timedOut(String what) {
+		return new RateLimitStoreException("Redis did not answer within " + this.timeout.toMillis() + "ms for " + what);
 	}
 
 	private static String describe(List<Acquisition> acquisitions) {
@@ -725,8 +810,7 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 	}
 
 	private RateLimitStoreException timedOut(RateLimitPolicy policy) {
-		return new RateLimitStoreException(
-				"Redis did not answer within " + this.timeout.toMillis() + "ms for policy '" + policy.name() + "'");
+		return timedOut("policy '" + policy.name() + "'");
 	}
 
 	/**

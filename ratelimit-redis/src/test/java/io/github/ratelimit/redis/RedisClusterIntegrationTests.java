@@ -5,11 +5,13 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Stream;
 
 import io.github.ratelimit.Algorithm;
 import io.github.ratelimit.Decision;
@@ -18,17 +20,22 @@ import io.github.ratelimit.RateLimitPolicy;
 import io.github.ratelimit.limiter.Admission;
 import io.github.ratelimit.limiter.RateLimiter;
 import io.github.ratelimit.store.Acquisition;
+import io.github.ratelimit.store.Reservation;
 import io.github.ratelimit.test.RedisCluster;
 import io.github.ratelimit.test.RedisServer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.params.provider.Arguments.arguments;
 
 /**
  * On a real 3-master Redis Cluster: every decision's keys share one slot whatever the user key holds (no
@@ -80,9 +87,15 @@ class RedisClusterIntegrationTests {
 		}
 	}
 
-	@ParameterizedTest
-	@EnumSource(Algorithm.class)
-	void limitsOnDifferentMastersPassOrFailTogetherUnderConcurrency(Algorithm algorithm) throws Exception {
+	static Stream<Arguments> algorithmsBlockingOrNot() {
+		return Stream.of(Algorithm.values()).flatMap((algorithm) -> Stream.of(arguments(algorithm, false),
+				arguments(algorithm, true)));
+	}
+
+	@ParameterizedTest(name = "{0}, non-blocking: {1}")
+	@MethodSource("algorithmsBlockingOrNot")
+	void limitsOnDifferentMastersPassOrFailTogetherUnderConcurrency(Algorithm algorithm, boolean nonBlocking)
+			throws Exception {
 		String prefix = "together-" + UUID.randomUUID();
 		RateLimitPolicy wide = RateLimitPolicy.builder("wide").algorithm(algorithm).limit(20)
 			.window(Duration.ofHours(1)).build();
@@ -97,25 +110,45 @@ class RedisClusterIntegrationTests {
 		List<Acquisition> both = List.of(new Acquisition(wide, wideKey, 1), new Acquisition(narrow, narrowKey, 1));
 		try (RedisRateLimitStore store = RedisRateLimitStore.builder(connectionFactory).keyPrefix(prefix)
 			.timeout(Duration.ofSeconds(10)).build()) {
-			ExecutorService threads = Executors.newFixedThreadPool(8);
 			AtomicInteger admitted = new AtomicInteger();
-			try {
-				List<Future<?>> done = new ArrayList<>();
-				for (int t = 0; t < 8; t++) {
-					done.add(threads.submit(() -> {
-						for (int r = 0; r < 25; r++) {
-							if (store.tryAcquireAll(both).allowed()) {
-								admitted.incrementAndGet();
-							}
-						}
-					}));
+			if (nonBlocking) {
+				// All 200 at once, from one thread that never waits for an answer until every one is sent.
+				List<CompletableFuture<Reservation>> decisions = new ArrayList<>();
+				for (int r = 0; r < 200; r++) {
+					decisions.add(store.tryAcquireAllAsync(both).toCompletableFuture());
 				}
-				for (Future<?> future : done) {
-					future.get(60, TimeUnit.SECONDS);
+				for (CompletableFuture<Reservation> decision : decisions) {
+					if (decision.get(60, TimeUnit.SECONDS).allowed()) {
+						admitted.incrementAndGet();
+					}
 				}
 			}
-			finally {
-				threads.shutdownNow();
+			else {
+				ExecutorService threads = Executors.newFixedThreadPool(8);
+				try {
+					List<Future<?>> done = new ArrayList<>();
+					for (int t = 0; t < 8; t++) {
+						done.add(threads.submit(() -> {
+							for (int r = 0; r < 25; r++) {
+								if (store.tryAcquireAll(both).allowed()) {
+									admitted.incrementAndGet();
+								}
+							}
+						}));
+					}
+					for (Future<?> future : done) {
+						future.get(60, TimeUnit.SECONDS);
+					}
+				}
+				finally {
+					threads.shutdownNow();
+				}
+			}
+			// Never more than the narrow limit. Concurrent requests may have been rejected by units that others,
+			// rejected on the other master, held for an instant (docs/layers.md): once given back, the rest is there.
+			assertThat(admitted.get()).isBetween(1, 10);
+			while (store.tryAcquireAll(both).allowed()) {
+				admitted.incrementAndGet();
 			}
 			assertThat(admitted).hasValue(10);
 			// The 190 rejected requests took nothing from the wide limit: it has exactly 10 left.
@@ -131,7 +164,6 @@ class RedisClusterIntegrationTests {
 	void clearDeletesTheCountersOfEveryMasterUnderThePrefixOnly() {
 		String prefix = "clear-" + UUID.randomUUID();
 		RateLimitPolicy policy = RateLimitPolicy.builder("cleared").limit(1).window(Duration.ofHours(1)).build();
-		long before = cluster.keysPerNode().stream().mapToLong(Long::longValue).sum();
 		try (RedisRateLimitStore store = RedisRateLimitStore.builder(connectionFactory).keyPrefix(prefix)
 			.timeout(Duration.ofSeconds(10)).build();
 				RedisRateLimitStore other = RedisRateLimitStore.builder(connectionFactory).keyPrefix(prefix + "-other")
@@ -142,13 +174,18 @@ class RedisClusterIntegrationTests {
 			other.tryAcquire(policy, "client-0", 1);
 			assertThat(cluster.keysPerNode()).allSatisfy((keys) -> assertThat(keys).isPositive());
 			store.clear();
-			// What is left of both stores: the other's counter and its policy's parameter sets.
-			assertThat(cluster.keysPerNode().stream().mapToLong(Long::longValue).sum()).isEqualTo(before + 2);
+			// What is left of both stores: the other's counter and its policy's parameter sets. Only keys of this
+			// test are counted: other tests' keys expire meanwhile.
+			assertThat(keysContaining(prefix)).isEqualTo(2);
 			for (int i = 0; i < 100; i++) {
 				assertThat(store.tryAcquire(policy, "client-" + i, 1).allowed()).isTrue();
 			}
 			assertThat(other.tryAcquire(policy, "client-0", 1).allowed()).as("another prefix keeps its counts").isFalse();
 		}
+	}
+
+	private static long keysContaining(String text) {
+		return cluster.nodes().stream().mapToLong((node) -> ((List<?>) node.call("KEYS", "*" + text + "*")).size()).sum();
 	}
 
 	@Test
@@ -164,9 +201,10 @@ class RedisClusterIntegrationTests {
 		assertThat(cluster.keysPerNode()).allSatisfy((keys) -> assertThat(keys).isGreaterThan(50L));
 	}
 
-	@Test
-	void whileTheMasterOfASharedQuotaIsPausedTheLimitsDecidedWithItStillHoldOnTheOtherMasters()
-			throws InterruptedException {
+	@ParameterizedTest(name = "non-blocking: {0}")
+	@ValueSource(booleans = { false, true })
+	void whileTheMasterOfASharedQuotaIsPausedTheLimitsDecidedWithItStillHoldOnTheOtherMasters(boolean nonBlocking)
+			throws Exception {
 		String prefix = "parts-" + UUID.randomUUID();
 		RateLimitPolicy perAddress = RateLimitPolicy.builder("edge").limit(5).window(Duration.ofHours(1)).build();
 		RateLimitPolicy account = RateLimitPolicy.builder("account")
@@ -200,8 +238,11 @@ class RedisClusterIntegrationTests {
 			long pausedAt = System.nanoTime();
 			int admitted = 0;
 			for (int i = 0; i < 20; i++) {
-				Admission admission = limiter.tryAcquireAll(
-						List.of(new Acquisition(perAddress, address, 1), new Acquisition(account, "application", 1)));
+				List<Acquisition> both = List.of(new Acquisition(perAddress, address, 1),
+						new Acquisition(account, "application", 1));
+				Admission admission = nonBlocking
+						? limiter.tryAcquireAllAsync(both).toCompletableFuture().get(10, TimeUnit.SECONDS)
+						: limiter.tryAcquireAll(both);
 				if (admission.allowed()) {
 					admitted++;
 					assertThat(admission.decision(0).origin()).isEqualTo(Decision.Origin.STORE);

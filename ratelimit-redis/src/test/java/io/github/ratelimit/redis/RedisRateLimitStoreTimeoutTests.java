@@ -6,13 +6,16 @@ import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 
 import io.github.ratelimit.Algorithm;
 import io.github.ratelimit.RateLimitPolicy;
+import io.github.ratelimit.store.Acquisition;
 import io.github.ratelimit.store.RateLimitStoreException;
+import io.github.ratelimit.store.Reservation;
 import io.github.ratelimit.test.RedisServer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -88,6 +91,35 @@ class RedisRateLimitStoreTimeoutTests {
 				assertThat(store.tryAcquire(this.policy, "after-" + i, 1).allowed()).isTrue();
 			}
 		}
+	}
+
+	@Test
+	void aNonBlockingDecisionOfAPausedRedisFailsAfterTheTimeoutWhileNoCallerWaits() throws Exception {
+		Duration timeout = Duration.ofSeconds(1);
+		try (RedisRateLimitStore store = store(true, timeout)) {
+			assertThat(decideWithoutWaiting(store, "warm-up").get(10, TimeUnit.SECONDS).allowed()).isTrue();
+			pause(Duration.ofMillis(2500));
+			long start = System.nanoTime();
+			List<CompletableFuture<Reservation>> decisions = new ArrayList<>();
+			for (int i = 0; i < 16; i++) {
+				decisions.add(decideWithoutWaiting(store, "key-" + (i % 4)));
+			}
+			assertThat(decisions).as("handed back before Redis answers").noneMatch(CompletableFuture::isDone);
+			for (CompletableFuture<Reservation> decision : decisions) {
+				assertThatExceptionOfType(ExecutionException.class).isThrownBy(() -> decision.get(10, TimeUnit.SECONDS))
+					.havingCause()
+					.isInstanceOf(RateLimitStoreException.class)
+					.withMessage("Redis did not answer within 1000ms for policy 'timeouts'");
+			}
+			assertThat(Duration.ofNanos(System.nanoTime() - start)).isGreaterThanOrEqualTo(timeout)
+				.isLessThan(timeout.plus(SLACK));
+			awaitResume();
+			assertThat(decideWithoutWaiting(store, "after").get(10, TimeUnit.SECONDS).allowed()).isTrue();
+		}
+	}
+
+	private CompletableFuture<Reservation> decideWithoutWaiting(RedisRateLimitStore store, String key) {
+		return store.tryAcquireAllAsync(List.of(new Acquisition(this.policy, key, 1))).toCompletableFuture();
 	}
 
 	@Test
