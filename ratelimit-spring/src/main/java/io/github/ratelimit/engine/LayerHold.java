@@ -1,7 +1,10 @@
 package io.github.ratelimit.engine;
 
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.function.IntSupplier;
 
 import io.github.ratelimit.limiter.Admission;
@@ -62,10 +65,12 @@ final class LayerHold {
 	}
 
 	/**
-	 * Give back what policies that do not count this outcome took, in one store call for the enforced ones.
+	 * Give back what policies that do not count this outcome took, in one store call for the enforced ones, without
+	 * waiting for the store.
 	 * @param status the outcome's HTTP status, asked only if a policy counts by outcome
+	 * @return a stage that completes once given back (or once the store failed to: it keeps the units)
 	 */
-	void settle(IntSupplier status) {
+	CompletionStage<Void> settle(IntSupplier status) {
 		int outcome = -1;
 		int[] refunds = new int[this.enforced.size()];
 		int count = 0;
@@ -78,18 +83,20 @@ final class LayerHold {
 				}
 			}
 		}
+		List<CompletableFuture<Void>> given = new ArrayList<>(0);
 		if (count > 0 && this.admission != null) {
-			this.admission.refund(Arrays.copyOf(refunds, count));
+			given.add(this.admission.refundAsync(Arrays.copyOf(refunds, count)).toCompletableFuture());
 		}
 		for (int i = 0; i < this.shadows.size(); i++) {
 			CountOn countOn = this.shadows.get(i).countOn();
 			if (countOn != null) {
 				outcome = (outcome >= 0) ? outcome : status.getAsInt();
 				if (!countOn.counts(outcome)) {
-					this.shadowAdmissions.get(i).refund(0);
+					given.add(this.shadowAdmissions.get(i).refundAsync(0).toCompletableFuture());
 				}
 			}
 		}
+		return CompletableFuture.allOf(given.toArray(new CompletableFuture<?>[0]));
 	}
 
 }

@@ -2,6 +2,8 @@ package io.github.ratelimit.engine;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.RateLimitPolicy;
@@ -81,41 +83,95 @@ final class ObservedLimiter {
 		if (this.registry.isNoop()) {
 			return this.rateLimiter.tryAcquireAll(acquisitions);
 		}
-		List<RateLimitObservationContext> contexts = new ArrayList<>(acquisitions.size());
-		List<Observation> observations = new ArrayList<>(acquisitions.size());
-		for (Acquisition acquisition : acquisitions) {
-			RateLimitObservationContext context = new RateLimitObservationContext(acquisition.policy(), this.storeName);
-			context.setShadow(shadow);
-			contexts.add(context);
-			observations.add(Observation
-				.createNotStarted(this.convention, DEFAULT_CONVENTION, () -> context, this.registry)
-				.start());
-		}
+		Observed observed = new Observed(acquisitions, shadow);
 		// One scope, the first decision's, is what a remote store's calls (one script for all) belong to.
-		Observation.Scope scope = this.scoped ? observations.get(0).openScope() : null;
+		Observation.Scope scope = observed.openScope();
+		Admission admission = null;
+		RuntimeException failure = null;
 		try {
-			Admission admission = this.rateLimiter.tryAcquireAll(acquisitions);
-			for (int i = 0; i < contexts.size(); i++) {
-				Decision decision = admission.decision(i);
-				if (decision != null) {
-					contexts.get(i).setDecision(decision);
-				}
-				else {
-					contexts.get(i).setNotDecided();
-				}
-			}
+			admission = this.rateLimiter.tryAcquireAll(acquisitions);
 			return admission;
 		}
 		catch (RuntimeException ex) {
-			observations.forEach((observation) -> observation.error(ex));
+			failure = ex;
 			throw ex;
 		}
 		finally {
 			if (scope != null) {
 				scope.close();
 			}
-			observations.forEach(Observation::stop);
+			observed.stop(admission, failure);
 		}
+	}
+
+	/**
+	 * Decide as {@link #decideAll} does, without waiting for the store: each observation stops when the decision
+	 * completes, on whichever thread it completes.
+	 */
+	CompletionStage<Admission> decideAllAsync(List<Acquisition> acquisitions, boolean shadow) {
+		if (this.registry.isNoop()) {
+			return this.rateLimiter.tryAcquireAllAsync(acquisitions);
+		}
+		Observed observed = new Observed(acquisitions, shadow);
+		CompletionStage<Admission> admission;
+		// In scope while the store sends its calls, so that a remote store's command spans are its children.
+		Observation.Scope scope = observed.openScope();
+		try {
+			admission = this.rateLimiter.tryAcquireAllAsync(acquisitions);
+		}
+		catch (RuntimeException ex) {
+			admission = CompletableFuture.failedFuture(ex);
+		}
+		finally {
+			if (scope != null) {
+				scope.close();
+			}
+		}
+		return admission.whenComplete(observed::stop);
+	}
+
+	/** The started observations of one all-or-nothing decision, one per acquisition. */
+	private final class Observed {
+
+		private final List<RateLimitObservationContext> contexts;
+
+		private final List<Observation> observations;
+
+		Observed(List<Acquisition> acquisitions, boolean shadow) {
+			this.contexts = new ArrayList<>(acquisitions.size());
+			this.observations = new ArrayList<>(acquisitions.size());
+			for (Acquisition acquisition : acquisitions) {
+				RateLimitObservationContext context = new RateLimitObservationContext(acquisition.policy(),
+						ObservedLimiter.this.storeName);
+				context.setShadow(shadow);
+				this.contexts.add(context);
+				this.observations.add(Observation
+					.createNotStarted(ObservedLimiter.this.convention, DEFAULT_CONVENTION, () -> context,
+							ObservedLimiter.this.registry)
+					.start());
+			}
+		}
+
+		Observation.@Nullable Scope openScope() {
+			return ObservedLimiter.this.scoped ? this.observations.get(0).openScope() : null;
+		}
+
+		void stop(@Nullable Admission admission, @Nullable Throwable failure) {
+			for (int i = 0; i < this.contexts.size(); i++) {
+				Decision decision = (admission != null) ? admission.decision(i) : null;
+				if (failure != null) {
+					this.observations.get(i).error(failure);
+				}
+				else if (decision != null) {
+					this.contexts.get(i).setDecision(decision);
+				}
+				else {
+					this.contexts.get(i).setNotDecided();
+				}
+				this.observations.get(i).stop();
+			}
+		}
+
 	}
 
 	private static String storeName(RateLimitStore store) {

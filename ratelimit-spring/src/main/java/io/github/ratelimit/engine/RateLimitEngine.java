@@ -6,6 +6,8 @@ import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
 
@@ -128,13 +130,38 @@ public final class RateLimitEngine {
 			return RateLimitOutcome.NONE;
 		}
 		RequestScope scope = RequestScope.ofRequest(request, this.catalog.beanResolver(), this.clientIp);
-		RateLimitOutcome outcome;
 		try {
-			outcome = decideLayer(specs, scope, request, null);
+			return afterFilterLayer(request, decideLayer(specs, scope, request, null));
 		}
 		catch (RateLimitException | InvalidRateLimitCostException ex) {
 			return refused(ex);
 		}
+	}
+
+	/**
+	 * Decide the filter layer for a request as {@link #decideFilters} does, without waiting for the store (see
+	 * {@link RateLimiter#tryAcquireAllAsync}): what a non-blocking web stack asks on its event loop.
+	 * @param request the request
+	 * @param paths the request's path within the application, and any other spelling of it
+	 * @return a stage that completes with the outcome
+	 */
+	public CompletionStage<RateLimitOutcome> decideFiltersAsync(RateLimitRequest request, List<PathContainer> paths) {
+		PolicySpec[] specs = filtersFor(request.getMethod(), paths);
+		if (specs.length == 0) {
+			return CompletableFuture.completedFuture(RateLimitOutcome.NONE);
+		}
+		RequestScope scope = RequestScope.ofRequest(request, this.catalog.beanResolver(), this.clientIp);
+		try {
+			return decideLayerAsync(specs, scope, request, null)
+				.thenApply((outcome) -> afterFilterLayer(request, outcome));
+		}
+		catch (RateLimitException | InvalidRateLimitCostException ex) {
+			return CompletableFuture.completedFuture(refused(ex));
+		}
+	}
+
+	/** Keep what an admitted filter layer took, for the method layer and for the request's settlement. */
+	private static RateLimitOutcome afterFilterLayer(RateLimitRequest request, RateLimitOutcome outcome) {
 		if (!outcome.isRejected()) {
 			request.setAttribute(FILTER_LAYER_ATTRIBUTE, outcome.held());
 			Settlements.defer(request, outcome.held());
@@ -158,8 +185,7 @@ public final class RateLimitEngine {
 		}
 		RequestScope scope = new RequestScope(arguments, limits.parameterNames, request, this.catalog.beanResolver(),
 				this.clientIp);
-		LayerHold earlier = (request != null && request.getAttribute(FILTER_LAYER_ATTRIBUTE) instanceof LayerHold held)
-				? held : null;
+		LayerHold earlier = filterLayer(request);
 		try {
 			if (limits.single && this.exempt.isEmpty()) {
 				return decideOne(limits.specs[0], scope, request, earlier);
@@ -169,6 +195,37 @@ public final class RateLimitEngine {
 		catch (RateLimitException | InvalidRateLimitCostException ex) {
 			return refused(ex);
 		}
+	}
+
+	/**
+	 * Decide a {@code @RateLimited} method's policies for one invocation as {@link #decideMethod} does, without
+	 * waiting for the store: what a non-blocking web stack asks when the method's result is subscribed.
+	 * @param method the method invoked
+	 * @param targetClass the class of the instance it is invoked on
+	 * @param arguments its arguments, for key and cost expressions
+	 * @param request the current request, or {@code null} outside of one
+	 * @return a stage that completes with the outcome, {@link RateLimitOutcome#NONE} if the method is not rate
+	 * limited
+	 */
+	public CompletionStage<RateLimitOutcome> decideMethodAsync(Method method, Class<?> targetClass, Object[] arguments,
+			@Nullable RateLimitRequest request) {
+		MethodLimits limits = this.catalog.lookup(method, targetClass);
+		if (limits == null || limits.isEmpty()) {
+			return CompletableFuture.completedFuture(RateLimitOutcome.NONE);
+		}
+		RequestScope scope = new RequestScope(arguments, limits.parameterNames, request, this.catalog.beanResolver(),
+				this.clientIp);
+		try {
+			return decideLayerAsync(limits.specs, scope, request, filterLayer(request));
+		}
+		catch (RateLimitException | InvalidRateLimitCostException ex) {
+			return CompletableFuture.completedFuture(refused(ex));
+		}
+	}
+
+	private static @Nullable LayerHold filterLayer(@Nullable RateLimitRequest request) {
+		return (request != null && request.getAttribute(FILTER_LAYER_ATTRIBUTE) instanceof LayerHold held) ? held
+				: null;
 	}
 
 	/**
@@ -198,7 +255,7 @@ public final class RateLimitEngine {
 			@Nullable Object result, @Nullable Throwable failure) {
 		LayerHold held = outcome.held();
 		if (held != LayerHold.NONE && !Settlements.defer(request, held)) {
-			held.settle(() -> CountOn.statusOf(method, result, failure));
+			held.settle(() -> CountOn.statusOf(method, result, failure)).toCompletableFuture().join();
 		}
 	}
 
@@ -226,7 +283,18 @@ public final class RateLimitEngine {
 	 * @param status the response's status
 	 */
 	public void settleRequest(RateLimitRequest request, int status) {
-		Settlements.settle(request, status);
+		Settlements.settle(request, status).toCompletableFuture().join();
+	}
+
+	/**
+	 * Settle every layer's policies that count by outcome as {@link #settleRequest} does, without waiting for the
+	 * store.
+	 * @param request the request
+	 * @param status the response's status
+	 * @return a stage that completes once settled; never exceptionally (a store that fails keeps the units)
+	 */
+	public CompletionStage<Void> settleRequestAsync(RateLimitRequest request, int status) {
+		return Settlements.settle(request, status);
 	}
 
 	/** The policies of every filter that applies, then the shared ones they draw, each once. */
@@ -293,6 +361,53 @@ public final class RateLimitEngine {
 	 */
 	private RateLimitOutcome decideLayer(PolicySpec[] specs, RequestScope scope, @Nullable RateLimitRequest request,
 			@Nullable LayerHold earlier) {
+		LayerPlan plan = planLayer(specs, scope, request, earlier);
+		Admission admission = plan.acquisitions.isEmpty() ? null : this.limiter.decideAll(plan.acquisitions, false);
+		List<AppliedRateLimit> applied = applied(plan, admission);
+		RateLimitOutcome rejected = rejected(request, applied);
+		if (rejected != null) {
+			return rejected;
+		}
+		// Shadow policies only once the request is admitted: what they report is what they would have rejected of
+		// the traffic that passes.
+		List<Admission> shadowAdmissions = new ArrayList<>(plan.shadows.size());
+		for (Acquisition shadow : plan.shadowAcquisitions) {
+			shadowAdmissions.add(this.limiter.decideAll(List.of(shadow), true));
+		}
+		return admitted(request, plan, admission, applied, shadowAdmissions);
+	}
+
+	/**
+	 * Decide the policies of one layer as {@link #decideLayer} does, without waiting for the store.
+	 */
+	private CompletionStage<RateLimitOutcome> decideLayerAsync(PolicySpec[] specs, RequestScope scope,
+			@Nullable RateLimitRequest request, @Nullable LayerHold earlier) {
+		LayerPlan plan = planLayer(specs, scope, request, earlier);
+		CompletionStage<@Nullable Admission> decided = plan.acquisitions.isEmpty()
+				? CompletableFuture.completedFuture(null) : this.limiter.decideAllAsync(plan.acquisitions, false);
+		return decided.thenCompose((admission) -> {
+			List<AppliedRateLimit> applied = applied(plan, admission);
+			RateLimitOutcome rejected = rejected(request, applied);
+			if (rejected != null) {
+				return CompletableFuture.completedFuture(rejected);
+			}
+			List<CompletableFuture<Admission>> shadows = new ArrayList<>(plan.shadows.size());
+			for (Acquisition shadow : plan.shadowAcquisitions) {
+				shadows.add(this.limiter.decideAllAsync(List.of(shadow), true).toCompletableFuture());
+			}
+			return CompletableFuture.allOf(shadows.toArray(new CompletableFuture<?>[0]))
+				.thenApply((ignored) -> admitted(request, plan, admission, applied,
+						shadows.stream().map(CompletableFuture::join).toList()));
+		});
+	}
+
+	/** What one layer asks the limiter, once exemptions, skips, keys, costs and the plan are known. */
+	private record LayerPlan(List<PolicySpec> enforced, List<Acquisition> acquisitions, List<PolicySpec> shadows,
+			List<Acquisition> shadowAcquisitions) {
+	}
+
+	private LayerPlan planLayer(PolicySpec[] specs, RequestScope scope, @Nullable RateLimitRequest request,
+			@Nullable LayerHold earlier) {
 		String plan = null;
 		boolean planResolved = false;
 		List<PolicySpec> enforced = new ArrayList<>(specs.length);
@@ -317,46 +432,59 @@ public final class RateLimitEngine {
 			(spec.isShadow() ? shadows : enforced).add(spec);
 			(spec.isShadow() ? shadowAcquisitions : acquisitions).add(acquisition);
 		}
-		Admission admission = acquisitions.isEmpty() ? null : this.limiter.decideAll(acquisitions, false);
-		List<AppliedRateLimit> applied = new ArrayList<>(acquisitions.size());
-		List<AppliedRateLimit> rejected = new ArrayList<>(1);
+		return new LayerPlan(enforced, acquisitions, shadows, shadowAcquisitions);
+	}
+
+	/** The limits the enforced policies' admission applied, in the order asked. */
+	private static List<AppliedRateLimit> applied(LayerPlan plan, @Nullable Admission admission) {
+		List<AppliedRateLimit> applied = new ArrayList<>(plan.acquisitions.size());
 		if (admission != null) {
-			for (int i = 0; i < acquisitions.size(); i++) {
+			for (int i = 0; i < plan.acquisitions.size(); i++) {
 				Decision decision = admission.decision(i);
 				if (decision != null) {
-					AppliedRateLimit limit = new AppliedRateLimit(acquisitions.get(i).policy(), decision,
-							enforced.get(i).isSharedByEveryClient());
-					applied.add(limit);
-					if (!decision.allowed()) {
-						rejected.add(limit);
-					}
+					applied.add(new AppliedRateLimit(plan.acquisitions.get(i).policy(), decision,
+							plan.enforced.get(i).isSharedByEveryClient()));
 				}
 			}
 		}
-		if (!rejected.isEmpty()) {
-			// The rejection that lasts longest leads: retrying sooner would only be rejected again. What earlier
-			// layers took stays taken: each counts every request that reaches it.
-			rejected.sort(Comparator.comparingLong(AppliedRateLimit::retryAfterSeconds).reversed());
-			applied.removeAll(rejected);
-			applied.sort(MOST_RESTRICTIVE_FIRST);
-			applied.addAll(0, rejected);
-			AppliedRateLimit first = rejected.get(0);
-			return outcome(request, applied, rejection(first.policy(), first.decision(),
-					rejected.stream().map((limit) -> limit.policy().name()).toList()), LayerHold.NONE);
-		}
-		// Shadow policies only once the request is admitted: what they report is what they would have rejected of
-		// the traffic that passes.
-		List<Admission> shadowAdmissions = new ArrayList<>(shadows.size());
-		for (int i = 0; i < shadows.size(); i++) {
-			Admission shadow = this.limiter.decideAll(List.of(shadowAcquisitions.get(i)), true);
-			shadowAdmissions.add(shadow);
-			Decision decision = shadow.decision(0);
-			if (decision != null && !decision.allowed()) {
-				this.shadowReporter.rejected(shadowAcquisitions.get(i).policy(), decision);
+		return applied;
+	}
+
+	/** The outcome of a layer some limit rejected, or {@code null} if none did. */
+	private @Nullable RateLimitOutcome rejected(@Nullable RateLimitRequest request, List<AppliedRateLimit> applied) {
+		List<AppliedRateLimit> rejected = new ArrayList<>(1);
+		for (AppliedRateLimit limit : applied) {
+			if (!limit.decision().allowed()) {
+				rejected.add(limit);
 			}
 		}
-		applied.sort(MOST_RESTRICTIVE_FIRST);
-		return outcome(request, applied, null, new LayerHold(enforced, admission, shadows, shadowAdmissions));
+		if (rejected.isEmpty()) {
+			return null;
+		}
+		// The rejection that lasts longest leads: retrying sooner would only be rejected again. What earlier layers
+		// took stays taken: each counts every request that reaches it.
+		rejected.sort(Comparator.comparingLong(AppliedRateLimit::retryAfterSeconds).reversed());
+		List<AppliedRateLimit> all = new ArrayList<>(applied);
+		all.removeAll(rejected);
+		all.sort(MOST_RESTRICTIVE_FIRST);
+		all.addAll(0, rejected);
+		AppliedRateLimit first = rejected.get(0);
+		return outcome(request, all, rejection(first.policy(), first.decision(),
+				rejected.stream().map((limit) -> limit.policy().name()).toList()), LayerHold.NONE);
+	}
+
+	/** The outcome of an admitted layer, once its shadow policies are decided too. */
+	private RateLimitOutcome admitted(@Nullable RateLimitRequest request, LayerPlan plan,
+			@Nullable Admission admission, List<AppliedRateLimit> applied, List<Admission> shadowAdmissions) {
+		for (int i = 0; i < shadowAdmissions.size(); i++) {
+			Decision decision = shadowAdmissions.get(i).decision(0);
+			if (decision != null && !decision.allowed()) {
+				this.shadowReporter.rejected(plan.shadowAcquisitions.get(i).policy(), decision);
+			}
+		}
+		List<AppliedRateLimit> sorted = new ArrayList<>(applied);
+		sorted.sort(MOST_RESTRICTIVE_FIRST);
+		return outcome(request, sorted, null, new LayerHold(plan.enforced, admission, plan.shadows, shadowAdmissions));
 	}
 
 	/**

@@ -2,6 +2,8 @@ package io.github.ratelimit.engine;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 
 import io.github.ratelimit.web.RateLimitRequest;
 import org.jspecify.annotations.Nullable;
@@ -54,14 +56,20 @@ final class Settlements {
 		return request.getAttribute(ATTRIBUTE) != null;
 	}
 
-	/** Settle what the request's layers hold, from the status the client gets. */
-	static void settle(RateLimitRequest request, int status) {
+	/**
+	 * Settle what the request's layers hold, from the status the client gets, without waiting for the store.
+	 * @return a stage that completes once every layer is settled
+	 */
+	static CompletionStage<Void> settle(RateLimitRequest request, int status) {
 		Settlements settlements = (Settlements) request.getAttribute(ATTRIBUTE);
-		if (settlements != null) {
-			for (LayerHold held : settlements.holds) {
-				held.settle(() -> status);
-			}
+		if (settlements == null) {
+			return CompletableFuture.completedFuture(null);
 		}
+		CompletableFuture<?>[] settled = new CompletableFuture<?>[settlements.holds.size()];
+		for (int i = 0; i < settled.length; i++) {
+			settled[i] = settlements.holds.get(i).settle(() -> status).toCompletableFuture();
+		}
+		return CompletableFuture.allOf(settled);
 	}
 
 }

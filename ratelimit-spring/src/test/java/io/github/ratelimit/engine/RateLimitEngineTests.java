@@ -22,9 +22,11 @@ import io.github.ratelimit.web.ClientExemptions;
 import io.github.ratelimit.web.InvalidRateLimitCostException;
 import io.github.ratelimit.web.MockRateLimitRequest;
 import io.github.ratelimit.web.RateLimitExceededException;
+import io.github.ratelimit.web.RateLimitRequest;
 import io.github.ratelimit.web.RateLimitStatus;
 import io.github.ratelimit.web.RateLimitUnavailableException;
 import io.github.ratelimit.web.StandardRateLimitHeadersWriter;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.http.ResponseEntity;
@@ -125,11 +127,11 @@ class RateLimitEngineTests {
 		Method login = Api.class.getMethod("login", boolean.class);
 		for (int i = 0; i < 5; i++) {
 			MockRateLimitRequest request = request("198.51.100.1");
-			RateLimitOutcome outcome = engine.decideMethod(login, Api.class, new Object[] { true }, request);
+			RateLimitOutcome outcome = decideMethod(engine, login, Api.class, new Object[] { true }, request);
 			engine.settle(outcome, request, login, ResponseEntity.ok("welcome"), null);
 		}
 		MockRateLimitRequest failed = request("198.51.100.1");
-		RateLimitOutcome outcome = engine.decideMethod(login, Api.class, new Object[] { false }, failed);
+		RateLimitOutcome outcome = decideMethod(engine, login, Api.class, new Object[] { false }, failed);
 		engine.settle(outcome, failed, login, ResponseEntity.status(401).build(), null);
 		assertThat(this.store.peek(policy(engine, "login"), "198.51.100.1").remaining()).isEqualTo(1);
 	}
@@ -141,11 +143,11 @@ class RateLimitEngineTests {
 		Method login = Api.class.getMethod("login", boolean.class);
 		MockRateLimitRequest request = request("198.51.100.1");
 		engine.settledByStack(request);
-		RateLimitOutcome outcome = engine.decideMethod(login, Api.class, new Object[] { false }, request);
+		RateLimitOutcome outcome = decideMethod(engine, login, Api.class, new Object[] { false }, request);
 		// The method returned 200, but an exception handler answered 401: the stack knows, the method does not.
 		engine.settle(outcome, request, login, ResponseEntity.ok("welcome"), null);
 		assertThat(engine.hasPendingSettlement(request)).isTrue();
-		engine.settleRequest(request, 401);
+		settleRequest(engine, request, 401);
 		assertThat(this.store.peek(policy(engine, "login"), "198.51.100.1").remaining()).isEqualTo(1);
 	}
 
@@ -208,9 +210,9 @@ class RateLimitEngineTests {
 		engine.catalog().register(LayeredApi.class);
 		for (int i = 0; i < 3; i++) {
 			MockRateLimitRequest request = request("198.51.100.1");
-			RateLimitOutcome filters = engine.decideFilters(request, List.of(PathContainer.parsePath("/api/one")));
+			RateLimitOutcome filters = decideFilters(engine, request, List.of(PathContainer.parsePath("/api/one")));
 			assertThat(filters.limits()).hasSize(2);
-			RateLimitOutcome method = engine.decideMethod(LayeredApi.class.getMethod("drawsAccount"), LayeredApi.class,
+			RateLimitOutcome method = decideMethod(engine, LayeredApi.class.getMethod("drawsAccount"), LayeredApi.class,
 					new Object[0], request);
 			assertThat(method).isNotNull();
 			if (i < 2) {
@@ -233,11 +235,11 @@ class RateLimitEngineTests {
 		RateLimitEngine engine = engine((catalog) -> catalog.filters(List.of(new FilterDefinition("edge", 0,
 				List.of("/api/**"), List.of("GET"), values("ratelimit.filters.edge", "limit", 1, "window", "1m"),
 				List.of()))));
-		assertThat(engine.decideFilters(new MockRateLimitRequest("POST"), List.of(PathContainer.parsePath("/api/x")))
+		assertThat(decideFilters(engine, new MockRateLimitRequest("POST"), List.of(PathContainer.parsePath("/api/x")))
 			.limits()).isEmpty();
-		assertThat(engine.decideFilters(new MockRateLimitRequest("HEAD"), List.of(PathContainer.parsePath("/api/x")))
+		assertThat(decideFilters(engine, new MockRateLimitRequest("HEAD"), List.of(PathContainer.parsePath("/api/x")))
 			.isRejected()).isFalse();
-		assertThat(engine.decideFilters(new MockRateLimitRequest("GET"),
+		assertThat(decideFilters(engine, new MockRateLimitRequest("GET"),
 				List.of(PathContainer.parsePath("//api/x"), PathContainer.parsePath("/api/x")))
 			.isRejected()).isTrue();
 	}
@@ -251,6 +253,20 @@ class RateLimitEngineTests {
 		RateLimitOutcome outcome = decide(engine, "one", new Object[0], null);
 		assertThat(outcome.isRejected()).isTrue();
 		assertThat(this.store.peek(policy(engine, "one"), "#none").remaining()).isZero();
+	}
+
+	/** Decide a method's layer; {@link RateLimitEngineNonBlockingTests} does it without waiting. */
+	@Nullable RateLimitOutcome decideMethod(RateLimitEngine engine, Method method, Class<?> targetClass,
+			Object[] arguments, @Nullable RateLimitRequest request) {
+		return engine.decideMethod(method, targetClass, arguments, request);
+	}
+
+	RateLimitOutcome decideFilters(RateLimitEngine engine, RateLimitRequest request, List<PathContainer> paths) {
+		return engine.decideFilters(request, paths);
+	}
+
+	void settleRequest(RateLimitEngine engine, RateLimitRequest request, int status) {
+		engine.settleRequest(request, status);
 	}
 
 	private RateLimitEngine engine(Consumer<PolicyCatalog.Builder> catalog) {
@@ -269,11 +285,11 @@ class RateLimitEngineTests {
 		return builder.build();
 	}
 
-	private static RateLimitOutcome decide(RateLimitEngine engine, String method, Object[] arguments,
+	private RateLimitOutcome decide(RateLimitEngine engine, String method, Object[] arguments,
 			MockRateLimitRequest request) {
 		for (Method candidate : Api.class.getMethods()) {
 			if (candidate.getName().equals(method)) {
-				RateLimitOutcome outcome = engine.decideMethod(candidate, Api.class, arguments, request);
+				RateLimitOutcome outcome = decideMethod(engine, candidate, Api.class, arguments, request);
 				assertThat(outcome).as(method).isNotNull();
 				return outcome;
 			}
