@@ -30,7 +30,7 @@ import org.springframework.context.annotation.Import;
 @EnableConfigurationProperties(RateLimitProperties.class)
 @Import({ RateLimitStoreConfigurations.DynamoDb.class, RateLimitStoreConfigurations.Redis.class,
 		RateLimitStoreConfigurations.InMemory.class, RateLimitEngineConfiguration.class,
-		RateLimitWebMvcConfiguration.class })
+		RateLimitWebMvcConfiguration.class, RateLimitWebFluxConfiguration.class })
 public final class RateLimitAutoConfiguration {
 
 	@Bean

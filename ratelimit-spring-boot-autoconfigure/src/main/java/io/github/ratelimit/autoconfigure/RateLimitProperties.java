@@ -74,8 +74,8 @@ public class RateLimitProperties implements InitializingBean {
 	private final Map<String, Filter> filters = new LinkedHashMap<>();
 
 	/**
-	 * Order of the servlet filter that applies ratelimit.filters; by default just before Spring Security's filter
-	 * chain (-100).
+	 * Order of the filter that applies ratelimit.filters (a servlet filter on Spring MVC, a WebFilter on WebFlux); by
+	 * default just before Spring Security's filter chain (-100).
 	 */
 	private int filterOrder = DEFAULT_FILTER_ORDER;
 

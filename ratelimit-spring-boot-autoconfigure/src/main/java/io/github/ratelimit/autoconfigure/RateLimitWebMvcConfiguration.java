@@ -37,11 +37,7 @@ class RateLimitWebMvcConfiguration {
 	@Role(BeanDefinition.ROLE_INFRASTRUCTURE)
 	static RateLimitedAnnotationBeanPostProcessor rateLimitedAnnotationBeanPostProcessor(
 			ObjectProvider<RateLimitInterceptor> rateLimitInterceptor, Environment environment) {
-		RateLimitedAnnotationBeanPostProcessor postProcessor = new RateLimitedAnnotationBeanPostProcessor(
-				rateLimitInterceptor);
-		// As Spring Boot does for its own proxies: class-based unless spring.aop.proxy-target-class=false.
-		postProcessor.setProxyTargetClass(environment.getProperty("spring.aop.proxy-target-class", Boolean.class, true));
-		return postProcessor;
+		return RateLimitedProxies.postProcessor(rateLimitInterceptor, environment);
 	}
 
 	@Bean

@@ -245,7 +245,7 @@ class RateLimitAutoConfigurationTests {
 	}
 
 	@Test
-	void interceptsOnlyInAServletWebApplication() {
+	void interceptsNothingOutsideOfAWebApplication() {
 		new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(RateLimitAutoConfiguration.class))
 			.run((context) -> assertThat(context).hasSingleBean(RateLimiter.class)
 				.doesNotHaveBean(RateLimitInterceptor.class));

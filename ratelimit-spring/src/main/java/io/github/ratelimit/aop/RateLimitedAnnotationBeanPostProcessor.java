@@ -18,12 +18,13 @@ import org.springframework.aop.framework.autoproxy.AbstractBeanFactoryAwareAdvis
 import org.springframework.aop.support.DefaultPointcutAdvisor;
 import org.springframework.aop.support.StaticMethodMatcher;
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.util.ClassUtils;
 
 /**
- * Proxies every bean that has {@code @RateLimited} methods, with the {@link RateLimitInterceptor} in front of any
- * other advice (so a rejected request opens no transaction). Like Spring's own {@code @Async} and
- * {@code @ConcurrencyLimit} support, it works whether or not AspectJ auto-proxying is on, and understands repeated
- * and composed annotations.
+ * Proxies every bean that has {@code @RateLimited} methods, with the web stack's interceptor
+ * ({@link RateLimitInterceptor} on Spring MVC) in front of any other advice (so a rejected request opens no
+ * transaction). Like Spring's own {@code @Async} and {@code @ConcurrencyLimit} support, it works whether or not
+ * AspectJ auto-proxying is on, and understands repeated and composed annotations.
  * <p>
  * The interceptor is looked up on first use, so that creating this post-processor early does not create the
  * limiter and its store early.
@@ -37,11 +38,14 @@ public class RateLimitedAnnotationBeanPostProcessor extends AbstractBeanFactoryA
 
 	private volatile @Nullable Consumer<Class<?>> eligibleClassListener;
 
+	private Consumer<Class<?>> classCheck = (targetClass) -> {
+	};
+
 	/**
 	 * Create a post-processor.
 	 * @param interceptor the interceptor, looked up on first use
 	 */
-	public RateLimitedAnnotationBeanPostProcessor(ObjectProvider<RateLimitInterceptor> interceptor) {
+	public RateLimitedAnnotationBeanPostProcessor(ObjectProvider<? extends MethodInterceptor> interceptor) {
 		DefaultPointcutAdvisor advisor = new DefaultPointcutAdvisor(new RateLimitedPointcut(),
 				new LazyInterceptor(interceptor));
 		this.advisor = advisor;
@@ -52,6 +56,9 @@ public class RateLimitedAnnotationBeanPostProcessor extends AbstractBeanFactoryA
 	protected boolean isEligible(Class<?> targetClass) {
 		if (RateLimitedMethods.isCandidate(targetClass)) {
 			RateLimitedMethods.checkInterceptable(targetClass, isProxyTargetClass());
+			if (RateLimitedMethods.hasRateLimitedMethods(ClassUtils.getUserClass(targetClass))) {
+				this.classCheck.accept(targetClass);
+			}
 		}
 		boolean eligible = super.isEligible(targetClass);
 		if (eligible && this.eligibleClasses.add(targetClass)) {
@@ -61,6 +68,16 @@ public class RateLimitedAnnotationBeanPostProcessor extends AbstractBeanFactoryA
 			}
 		}
 		return eligible;
+	}
+
+	/**
+	 * Check each class with rate limited methods as its bean is created, besides that its methods can be intercepted:
+	 * what the web stack's interceptor needs of them (on WebFlux, a reactive return type).
+	 * @param classCheck the check, which throws to fail the bean's creation
+	 * @since 0.2.0
+	 */
+	public void setClassCheck(Consumer<Class<?>> classCheck) {
+		this.classCheck = classCheck;
 	}
 
 	@Override
@@ -97,17 +114,17 @@ public class RateLimitedAnnotationBeanPostProcessor extends AbstractBeanFactoryA
 
 	private static final class LazyInterceptor implements MethodInterceptor {
 
-		private final ObjectProvider<RateLimitInterceptor> provider;
+		private final ObjectProvider<? extends MethodInterceptor> provider;
 
-		private volatile @Nullable RateLimitInterceptor interceptor;
+		private volatile @Nullable MethodInterceptor interceptor;
 
-		LazyInterceptor(ObjectProvider<RateLimitInterceptor> provider) {
+		LazyInterceptor(ObjectProvider<? extends MethodInterceptor> provider) {
 			this.provider = provider;
 		}
 
 		@Override
 		public @Nullable Object invoke(MethodInvocation invocation) throws Throwable {
-			RateLimitInterceptor interceptor = this.interceptor;
+			MethodInterceptor interceptor = this.interceptor;
 			if (interceptor == null) {
 				interceptor = this.provider.getObject();
 				this.interceptor = interceptor;

@@ -1,0 +1,236 @@
+package io.github.ratelimit.integration;
+
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Base64;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+
+import io.github.ratelimit.annotation.RateLimited;
+import io.github.ratelimit.engine.InvalidRateLimitPolicyException;
+import io.github.ratelimit.web.RateLimitStatus;
+import io.github.ratelimit.webflux.RateLimitWebFilter;
+import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+
+import org.springframework.boot.SpringApplication;
+import org.springframework.boot.WebApplicationType;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Import;
+import org.springframework.security.config.Customizer;
+import org.springframework.security.config.web.server.ServerHttpSecurity;
+import org.springframework.security.web.server.SecurityWebFilterChain;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.PathVariable;
+import org.springframework.web.bind.annotation.RestController;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatException;
+
+/**
+ * A WebFlux application booted as a user's would be, over real HTTP on Reactor Netty: {@code @RateLimited} methods
+ * returning {@code Mono} and {@code Flux} are decided when their result is subscribed to, the filter layer is a
+ * {@code WebFilter}, and a rejection is the same 429 problem with the same headers as on Spring MVC.
+ */
+class WebFluxIntegrationTests {
+
+	private final HttpClient client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+
+	@Test
+	void aMonoMethodAdmitsItsLimitThenAnswersTheProblemWithItsHeaders() throws Exception {
+		try (ConfigurableApplicationContext app = run()) {
+			assertThat(app.getBean(RateLimitWebFilter.class)).isNotNull();
+			String base = base(app);
+			for (int remaining = 2; remaining >= 0; remaining--) {
+				HttpResponse<String> admitted = get(base + "/users/alice/orders", "198.51.100.1");
+				assertThat(admitted.statusCode()).isEqualTo(200);
+				assertThat(admitted.body()).isEqualTo("orders of alice, 3 a minute");
+				assertThat(admitted.headers().firstValue("RateLimit-Remaining")).hasValue(Integer.toString(remaining));
+			}
+			HttpResponse<String> rejected = get(base + "/users/alice/orders", "198.51.100.1");
+			assertThat(rejected.statusCode()).isEqualTo(429);
+			assertThat(rejected.headers().firstValue("Content-Type")).hasValue("application/problem+json");
+			assertThat(rejected.headers().firstValue("Retry-After")).isPresent();
+			assertThat(rejected.headers().firstValue("RateLimit-Remaining")).hasValue("0");
+			assertThat(rejected.body()).contains("\"status\":429").contains("\"violated-policies\":[\"orders\"]");
+			assertThat(get(base + "/users/bob/orders", "198.51.100.1").statusCode()).as("another user's key")
+				.isEqualTo(200);
+		}
+	}
+
+	@Test
+	void aFluxMethodIsDecidedOncePerRequestAndRejectedBeforeItRuns() throws Exception {
+		try (ConfigurableApplicationContext app = run()) {
+			Counted counted = app.getBean(Counted.class);
+			String base = base(app);
+			assertThat(get(base + "/events", "198.51.100.2").body()).isEqualTo("onetwothree");
+			assertThat(get(base + "/events", "198.51.100.2").statusCode()).isEqualTo(429);
+			assertThat(counted.calls).as("the rejected request never ran the method").isEqualTo(1);
+			assertThat(get(base + "/events", "198.51.100.3").statusCode()).as("another client's address")
+				.isEqualTo(200);
+		}
+	}
+
+	@Test
+	void theFilterLayerRejectsBeforeDispatchAndConcurrentRequestsGetExactlyTheLimit() throws Exception {
+		try (ConfigurableApplicationContext app = run("--ratelimit.filters.edge.paths=/filtered/**",
+				"--ratelimit.filters.edge.limit=20", "--ratelimit.filters.edge.window=1h")) {
+			String base = base(app);
+			List<CompletableFuture<HttpResponse<String>>> responses = new ArrayList<>();
+			for (int i = 0; i < 60; i++) {
+				responses.add(this.client.sendAsync(HttpRequest.newBuilder(URI.create(base + "/filtered/anything"))
+					.build(), HttpResponse.BodyHandlers.ofString()));
+			}
+			int notFound = 0;
+			int rejected = 0;
+			for (CompletableFuture<HttpResponse<String>> response : responses) {
+				int status = response.join().statusCode();
+				notFound += (status == 404) ? 1 : 0;
+				rejected += (status == 429) ? 1 : 0;
+			}
+			assertThat(notFound).as("admitted, then no handler").isEqualTo(20);
+			assertThat(rejected).isEqualTo(40);
+		}
+	}
+
+	@Test
+	void aKeyByThePrincipalCountsTheUserSpringSecurityAuthenticated() throws Exception {
+		try (ConfigurableApplicationContext app = run("--spring.security.user.name=alice",
+				"--spring.security.user.password=secret")) {
+			String base = base(app);
+			String alice = "Basic " + Base64.getEncoder().encodeToString("alice:secret".getBytes(StandardCharsets.UTF_8));
+			for (int i = 0; i < 2; i++) {
+				assertThat(get(base + "/me", "198.51.100.5", alice).statusCode()).isEqualTo(200);
+			}
+			assertThat(get(base + "/me", "198.51.100.5", alice).statusCode()).isEqualTo(429);
+			assertThat(get(base + "/me", "198.51.100.6", alice).statusCode()).as("alice from anywhere").isEqualTo(429);
+			assertThat(get(base + "/me", "198.51.100.5").statusCode()).as("anonymous: keyed by address").isEqualTo(200);
+		}
+	}
+
+	@Test
+	void theStatusArgumentSeesTheLimitsOfItsOwnRequest() throws Exception {
+		try (ConfigurableApplicationContext app = run()) {
+			assertThat(get(base(app) + "/status", "198.51.100.4").body()).isEqualTo("status: 4 left");
+		}
+	}
+
+	@Test
+	void aRateLimitedMethodReturningAPlainValueFailsTheStartUpNamingIt() {
+		assertThatException()
+			.isThrownBy(() -> SpringApplication.run(PlainApplication.class, "--server.port=0",
+					"--ratelimit.store=memory", "--spring.main.web-application-type=reactive"))
+			.havingRootCause()
+			.isInstanceOf(InvalidRateLimitPolicyException.class)
+			.withMessageContaining("PlainController#plain returns String")
+			.withMessageContaining("return Mono<String> instead");
+	}
+
+	private static ConfigurableApplicationContext run(String... arguments) {
+		SpringApplication application = new SpringApplication(ReactiveApplication.class);
+		application.setWebApplicationType(WebApplicationType.REACTIVE);
+		List<String> all = new ArrayList<>(List.of("--server.port=0", "--ratelimit.store=memory",
+				"--ratelimit.client-ip.trusted-proxies=127.0.0.1/32"));
+		all.addAll(List.of(arguments));
+		return application.run(all.toArray(new String[0]));
+	}
+
+	private static String base(ConfigurableApplicationContext app) {
+		return "http://127.0.0.1:" + app.getEnvironment().getProperty("local.server.port");
+	}
+
+	private HttpResponse<String> get(String uri, String client, String... authorization) throws Exception {
+		HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(uri)).header("X-Forwarded-For", client);
+		for (String credentials : authorization) {
+			request.header("Authorization", credentials);
+		}
+		return this.client.send(request.build(), HttpResponse.BodyHandlers.ofString());
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	@EnableAutoConfiguration
+	@Import({ ReactiveController.class, Counted.class })
+	static class ReactiveApplication {
+
+		/** Spring Security is on this module's test class path: everything is open, behind its web filter chain. */
+		@Bean
+		SecurityWebFilterChain openChain(ServerHttpSecurity http) {
+			return http.authorizeExchange((exchanges) -> exchanges.anyExchange().permitAll())
+				.httpBasic(Customizer.withDefaults())
+				.csrf(ServerHttpSecurity.CsrfSpec::disable)
+				.build();
+		}
+
+	}
+
+	@RestController
+	static class ReactiveController {
+
+		private final Counted counted;
+
+		ReactiveController(Counted counted) {
+			this.counted = counted;
+		}
+
+		@GetMapping("/users/{userId}/orders")
+		@RateLimited(name = "orders", limit = 3, window = "1m", key = "#userId")
+		public Mono<String> orders(@PathVariable String userId) {
+			return Mono.just("orders of " + userId + ", 3 a minute");
+		}
+
+		@GetMapping("/events")
+		@RateLimited(name = "events", limit = 1, window = "1m")
+		public Flux<String> events() {
+			this.counted.calls++;
+			return Flux.just("one", "two", "three");
+		}
+
+		@GetMapping("/me")
+		@RateLimited(name = "me", limit = 2, window = "1m", key = "#principal")
+		public Mono<String> me() {
+			return Mono.just("me");
+		}
+
+		@GetMapping("/status")
+		@RateLimited(name = "status", limit = 5, window = "1m")
+		public Mono<String> status(RateLimitStatus status) {
+			return Mono.fromSupplier(() -> "status: " + status.mostRestrictive().orElseThrow().decision().remaining()
+					+ " left");
+		}
+
+	}
+
+	static class Counted {
+
+		volatile int calls;
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	@EnableAutoConfiguration
+	@Import(PlainController.class)
+	static class PlainApplication {
+
+	}
+
+	@RestController
+	static class PlainController {
+
+		@GetMapping("/plain")
+		@RateLimited(name = "plain", limit = 3, window = "1m")
+		public String plain() {
+			return "plain";
+		}
+
+	}
+
+}
