@@ -74,7 +74,8 @@ public final class ReactiveRateLimitInterceptor implements MethodInterceptor {
 						deferred.getArguments(), request)))
 				.flatMapMany((outcome) -> proceed(deferred, adapter, outcome, request));
 		});
-		return adapter.fromPublisher(adapter.isMultiValue() ? limited : limited.next());
+		// singleOrEmpty, not next: the result must complete, not be cancelled, for its outcome to be settled
+		return adapter.fromPublisher(adapter.isMultiValue() ? limited : limited.singleOrEmpty());
 	}
 
 	private Publisher<Object> proceed(MethodInvocation invocation, ReactiveAdapter adapter, RateLimitOutcome outcome,
