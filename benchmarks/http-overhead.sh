@@ -12,9 +12,10 @@
 #   APP_ARGS=--ratelimit.headers.style=none benchmarks/http-overhead.sh      # without the rate limit headers
 #   LIMITED=/api/v1/unlimited benchmarks/http-overhead.sh                    # the plain endpoint against itself
 #   PHASE_LOG=/tmp/phases.csv benchmarks/http-overhead.sh                    # every phase written out
+#   SAMPLE=sample-webflux-app benchmarks/http-overhead.sh                    # the same on WebFlux (Reactor Netty)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-mvn -B -q -pl benchmarks,sample-app -am -DskipTests package
+mvn -B -q -pl "benchmarks,${SAMPLE:-sample-app}" -am -DskipTests package
 echo # ends the line Maven leaves open
 . benchmarks/overhead-common.sh
 start_sample_app /tmp/http-overhead-app.log

@@ -37,10 +37,11 @@ wait_for() {
 }
 # start_sample_app <log file>: the sample app as the measurements run it (in-memory store, the edge filter off, the
 # limit of /api/v1/resources out of reach, APP_ARGS added) on the server's CPU; sets APP_PID, stops the app when the
-# script exits, and waits for it to answer.
+# script exits, and waits for it to answer. SAMPLE=sample-webflux-app runs the WebFlux sample, same contract.
+SAMPLE=${SAMPLE:-sample-app}
 start_sample_app() {
   local jar
-  jar=$(ls sample-app/target/sample-app-*.jar | grep -v original | head -1)
+  jar=$(ls "$SAMPLE"/target/"$SAMPLE"-*.jar | grep -v original | head -1)
   "${APP_PIN[@]}" java -jar "$jar" --server.port="$PORT" --ratelimit.filters.edge.enabled=false \
     --ratelimit.policies.resources.limit=2000000000 --logging.level.root=WARN ${APP_ARGS:-} > "$1" 2>&1 &
   APP_PID=$!
