@@ -240,28 +240,8 @@ public final class RateLimiter {
 		catch (RuntimeException ex) {
 			answer = CompletableFuture.failedFuture(ex);
 		}
-		if (answer instanceof CompletableFuture<Reservation> answered && answered.isDone()) {
-			// A store that answered at once (in memory): settled here, without a stage per step.
-			try {
-				return attempt.givenBack(settle(attempt, answered.isCompletedExceptionally() ? null : answered.join(),
-						answered.isCompletedExceptionally() ? failureOf(answered) : null));
-			}
-			catch (RuntimeException | Error ex) {
-				return CompletableFuture.failedFuture(ex);
-			}
-		}
 		return answer.handle((reservation, failure) -> settle(attempt, reservation, failure))
 			.thenCompose(attempt::givenBack);
-	}
-
-	private static Throwable failureOf(CompletableFuture<?> failed) {
-		try {
-			failed.join();
-			throw new IllegalStateException("not failed");
-		}
-		catch (CompletionException | java.util.concurrent.CancellationException ex) {
-			return ex;
-		}
 	}
 
 	/**

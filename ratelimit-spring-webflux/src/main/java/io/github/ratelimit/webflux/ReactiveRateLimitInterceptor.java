@@ -2,7 +2,6 @@ package io.github.ratelimit.webflux;
 
 import java.lang.reflect.Method;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
 
 import io.github.ratelimit.annotation.RateLimited;
 import io.github.ratelimit.engine.InvalidRateLimitPolicyException;
@@ -68,20 +67,9 @@ public final class ReactiveRateLimitInterceptor implements MethodInterceptor {
 				: invocation;
 		Flux<Object> limited = Flux.deferContextual((context) -> {
 			RateLimitRequest request = RateLimitWebFilter.request(context);
-			if (!SecurityPrincipal.isPresent() || !(request instanceof ExchangeRateLimitRequest)) {
-				// No principal to wait for: decided now, and a store that answered at once (in memory) costs no
-				// operator more.
-				CompletableFuture<RateLimitOutcome> decided = this.engine
-					.decideMethodAsync(method, targetClass, deferred.getArguments(), request)
-					.toCompletableFuture();
-				if (decided.isDone() && !decided.isCompletedExceptionally()) {
-					return proceed(deferred, adapter, decided.join(), request);
-				}
-				return Mono.fromFuture(decided, true)
-					.flatMapMany((outcome) -> proceed(deferred, adapter, outcome, request));
-			}
-			return SecurityPrincipal.current()
-				.doOnNext(((ExchangeRateLimitRequest) request)::setPrincipal)
+			Mono<?> principal = (request instanceof ExchangeRateLimitRequest exchange)
+					? SecurityPrincipal.current().doOnNext(exchange::setPrincipal) : Mono.empty();
+			return principal
 				.then(Mono.fromCompletionStage(() -> this.engine.decideMethodAsync(method, targetClass,
 						deferred.getArguments(), request)))
 				.flatMapMany((outcome) -> proceed(deferred, adapter, outcome, request));

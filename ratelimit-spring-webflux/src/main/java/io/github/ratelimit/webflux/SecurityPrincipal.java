@@ -24,11 +24,6 @@ final class SecurityPrincipal {
 	private SecurityPrincipal() {
 	}
 
-	/** Whether Spring Security is on the class path: else there is never a principal to wait for. */
-	static boolean isPresent() {
-		return PRESENT;
-	}
-
 	/** The current user, or empty when anonymous or without Spring Security. */
 	static Mono<Principal> current() {
 		return PRESENT ? Holder.current() : Mono.empty();

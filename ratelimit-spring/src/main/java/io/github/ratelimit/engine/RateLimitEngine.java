@@ -385,14 +385,6 @@ public final class RateLimitEngine {
 		LayerPlan plan = planLayer(specs, scope, request, earlier);
 		CompletionStage<@Nullable Admission> decided = plan.acquisitions.isEmpty()
 				? CompletableFuture.completedFuture(null) : this.limiter.decideAllAsync(plan.acquisitions, false);
-		if (plan.shadowAcquisitions.isEmpty()) {
-			// No shadow policy to decide after the enforced ones: one step.
-			return decided.thenApply((admission) -> {
-				List<AppliedRateLimit> applied = applied(plan, admission);
-				RateLimitOutcome rejected = rejected(request, applied);
-				return (rejected != null) ? rejected : admitted(request, plan, admission, applied, List.of());
-			});
-		}
 		return decided.thenCompose((admission) -> {
 			List<AppliedRateLimit> applied = applied(plan, admission);
 			RateLimitOutcome rejected = rejected(request, applied);
