@@ -240,6 +240,10 @@ public final class RateLimiter {
 		catch (RuntimeException ex) {
 			answer = CompletableFuture.failedFuture(ex);
 		}
+		catch (Error error) {
+			attempt.releasePermissions();
+			throw error;
+		}
 		return answer.handle((reservation, failure) -> settle(attempt, reservation, failure))
 			.thenCompose(attempt::givenBack);
 	}

@@ -118,6 +118,17 @@ class WebFluxIntegrationTests {
 	}
 
 	@Test
+	void aStreamedFluxThatSucceedsIsGivenBackWhenItCountsOnlyFailures() throws Exception {
+		try (ConfigurableApplicationContext app = run()) {
+			for (int i = 0; i < 5; i++) {
+				HttpResponse<String> response = get(base(app) + "/stream", "198.51.100.7");
+				assertThat(response.statusCode()).as("request %d", i + 1).isEqualTo(200);
+				assertThat(response.body()).isEqualTo("abc");
+			}
+		}
+	}
+
+	@Test
 	void theStatusArgumentSeesTheLimitsOfItsOwnRequest() throws Exception {
 		try (ConfigurableApplicationContext app = run()) {
 			assertThat(get(base(app) + "/status", "198.51.100.4").body()).isEqualTo("status: 4 left");
@@ -192,6 +203,12 @@ class WebFluxIntegrationTests {
 		public Flux<String> events() {
 			this.counted.calls++;
 			return Flux.just("one", "two", "three");
+		}
+
+		@GetMapping("/stream")
+		@RateLimited(name = "stream", limit = 2, window = "1m", countOn = "5xx")
+		public Flux<String> stream() {
+			return Flux.just("a", "b", "c");
 		}
 
 		@GetMapping("/me")

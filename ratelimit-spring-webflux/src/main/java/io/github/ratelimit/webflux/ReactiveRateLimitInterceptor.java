@@ -26,15 +26,15 @@ import org.springframework.util.ReflectionUtils;
 import org.springframework.web.ErrorResponseException;
 
 /**
- * Rate limits an invocation of a {@code @RateLimited} method that returns a reactive type ({@code Mono},
- * {@code Flux}, or any type Spring's {@link ReactiveAdapterRegistry} adapts): decided when the result is subscribed
- * to, as Spring's {@code @Retryable} does for reactive types, by the engine's non-blocking decision, for the request
+ * Rate limits an invocation of a {@code @RateLimited} method that returns a {@code Mono} or a {@code Flux} (a
+ * Reactive Streams {@code Publisher}): decided when the result is subscribed to, as Spring's {@code @Retryable} does for reactive types, by the engine's non-blocking decision, for the request
  * the {@link RateLimitWebFilter} handed down. An admitted invocation proceeds with the outcome's headers on the
  * response; a rejected one never proceeds, and its result fails with the rejection, which the web stack's error
  * handling renders as a {@code 429} problem.
  * <p>
- * A rate limited method that returns a plain value fails the application's start-up ({@link #checkReturnTypes}): its
- * limits could be decided only by blocking the event loop, without the request.
+ * A rate limited method that returns a plain value, or another asynchronous type ({@code CompletableFuture}, RxJava's),
+ * fails the application's start-up ({@link #checkReturnTypes}): its limits could be decided only by blocking the
+ * event loop, or without its request (those types do not carry the Reactor context the request travels in).
  *
  * @since 0.2.0
  */
@@ -57,15 +57,16 @@ public final class ReactiveRateLimitInterceptor implements MethodInterceptor {
 	public @Nullable Object invoke(MethodInvocation invocation) throws Throwable {
 		Method method = invocation.getMethod();
 		ReactiveAdapter adapter = this.adapters.getAdapter(method.getReturnType());
-		if (adapter == null) {
+		if (adapter == null || !Publisher.class.isAssignableFrom(method.getReturnType())) {
 			// checkReturnTypes refused such a method at start-up; a bean it could not see fails here
 			throw new IllegalStateException(notReactive(ClassUtils.getUserClass(method.getDeclaringClass()), method));
 		}
 		Object target = invocation.getThis();
 		Class<?> targetClass = (target != null) ? AopUtils.getTargetClass(target) : method.getDeclaringClass();
-		MethodInvocation deferred = (invocation instanceof ProxyMethodInvocation proxied) ? proxied.invocableClone()
-				: invocation;
 		Flux<Object> limited = Flux.deferContextual((context) -> {
+			// A clone per subscription: each proceeds through the rest of the advice chain once (a retry too).
+			MethodInvocation deferred = (invocation instanceof ProxyMethodInvocation proxied)
+					? proxied.invocableClone() : invocation;
 			RateLimitRequest request = RateLimitWebFilter.request(context);
 			Mono<?> principal = (request instanceof ExchangeRateLimitRequest exchange)
 					? SecurityPrincipal.current().doOnNext(exchange::setPrincipal) : Mono.empty();
@@ -87,48 +88,57 @@ public final class ReactiveRateLimitInterceptor implements MethodInterceptor {
 		if (rejection != null) {
 			return Flux.error(rejection);
 		}
+		Method method = invocation.getMethod();
+		if (request != null) {
+			// Handed to the web filter before the method runs: a streamed Flux commits the response with its first
+			// element, when the filter settles from the status.
+			settle(outcome, request, method, null);
+		}
 		Object result;
 		try {
 			result = invocation.proceed();
 		}
 		catch (Throwable ex) {
-			settle(outcome, request, invocation.getMethod(), ex);
-			return Flux.error(ex);
+			return Flux.<Object>error(ex).doOnError((failure) -> settleOutside(outcome, request, method, failure));
 		}
 		if (result == null) {
-			settle(outcome, request, invocation.getMethod(), null);
+			settleOutside(outcome, request, method, null);
 			return Flux.empty();
 		}
 		return Flux.from(adapter.toPublisher(result))
-			.doOnError((ex) -> settle(outcome, request, invocation.getMethod(), ex))
-			.doOnComplete(() -> settle(outcome, request, invocation.getMethod(), null));
+			.doOnError((ex) -> settleOutside(outcome, request, method, ex))
+			.doOnComplete(() -> settleOutside(outcome, request, method, null));
 	}
 
-	/**
-	 * Policies that count by outcome: settled by the web filter from the status the client gets, or here from what
-	 * the method did when it was called outside of a request.
-	 */
+	/** Outside of a request, what counts by outcome is settled from what the method did, once it is known. */
+	private void settleOutside(RateLimitOutcome outcome, @Nullable RateLimitRequest request, Method method,
+			@Nullable Throwable failure) {
+		if (request == null) {
+			settle(outcome, null, method, failure);
+		}
+	}
+
+	/** Without waiting for the store: this may run on an event loop, or on the store client's I/O thread. */
 	private void settle(RateLimitOutcome outcome, @Nullable RateLimitRequest request, Method method,
 			@Nullable Throwable failure) {
-		this.engine.settle(outcome, request, method, null, failure);
+		this.engine.settleAsync(outcome, request, method, null, failure);
 	}
 
 	/**
-	 * Fail for a {@code @RateLimited} method of the class that returns no reactive type: on WebFlux its limits could
-	 * be decided only by blocking the event loop, and without the request (no thread holds it), so every client's
-	 * address-keyed limit would be one. Called for each rate limited bean's class as it is created.
+	 * Fail for a {@code @RateLimited} method of the class that returns no {@code Publisher}: on WebFlux its limits
+	 * could be decided only by blocking the event loop, or without the request (only a {@code Publisher} subscribed
+	 * by WebFlux carries the Reactor context it travels in), so every client's address-keyed limit would be one. Called for each rate limited bean's class as it is created.
 	 * @param targetClass the class
 	 * @throws InvalidRateLimitPolicyException naming the method and what to return instead
 	 */
 	public static void checkReturnTypes(Class<?> targetClass) {
 		Class<?> userClass = ClassUtils.getUserClass(targetClass);
-		ReactiveAdapterRegistry adapters = ReactiveAdapterRegistry.getSharedInstance();
 		for (Method method : ReflectionUtils.getUniqueDeclaredMethods(userClass)) {
 			if (method.getDeclaringClass() == Object.class || method.isBridge() || method.isSynthetic()) {
 				continue;
 			}
 			List<RateLimited> annotations = RateLimitedMethods.annotationsOf(method, userClass);
-			if (!annotations.isEmpty() && adapters.getAdapter(method.getReturnType()) == null) {
+			if (!annotations.isEmpty() && !Publisher.class.isAssignableFrom(method.getReturnType())) {
 				String name = annotations.get(0).name().isBlank() ? userClass.getSimpleName() + "." + method.getName()
 						: annotations.get(0).name().trim();
 				throw new InvalidRateLimitPolicyException(name, notReactive(userClass, method));
@@ -138,9 +148,10 @@ public final class ReactiveRateLimitInterceptor implements MethodInterceptor {
 
 	private static String notReactive(Class<?> userClass, Method method) {
 		return "@RateLimited on " + userClass.getSimpleName() + "#" + method.getName() + " returns "
-				+ method.getReturnType().getSimpleName() + ": on WebFlux a rate limited method returns a reactive type "
-				+ "(Mono, Flux), so that its limits are decided for its request when the result is subscribed to, "
-				+ "without blocking; return Mono<" + method.getReturnType().getSimpleName() + "> instead";
+				+ method.getReturnType().getSimpleName() + ": on WebFlux a rate limited method returns a Mono or a Flux "
+				+ "(a Reactive Streams Publisher), so that its limits are decided for its request when the result is "
+				+ "subscribed to, without blocking; return Mono<" + method.getReturnType().getSimpleName()
+				+ "> instead";
 	}
 
 }

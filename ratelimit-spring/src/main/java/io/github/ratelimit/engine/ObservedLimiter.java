@@ -3,6 +3,7 @@ package io.github.ratelimit.engine;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 
 import io.github.ratelimit.Decision;
@@ -127,7 +128,8 @@ final class ObservedLimiter {
 				scope.close();
 			}
 		}
-		return admission.whenComplete(observed::stop);
+		return admission.whenComplete((decided, failure) -> observed.stop(decided,
+				(failure instanceof CompletionException && failure.getCause() != null) ? failure.getCause() : failure));
 	}
 
 	/** The started observations of one all-or-nothing decision, one per acquisition. */

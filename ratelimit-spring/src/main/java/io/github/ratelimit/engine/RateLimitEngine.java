@@ -260,6 +260,26 @@ public final class RateLimitEngine {
 	}
 
 	/**
+	 * Settle what an admitted method's policies that count by outcome took, as {@link #settle} does, without waiting
+	 * for the store.
+	 * @param outcome the method layer's outcome
+	 * @param request the current request, or {@code null}
+	 * @param method the method
+	 * @param result what it returned, or {@code null}
+	 * @param failure what it threw, or {@code null}
+	 * @return a stage that completes once settled, or at once when the web stack settles the request; never
+	 * exceptionally
+	 */
+	public CompletionStage<Void> settleAsync(RateLimitOutcome outcome, @Nullable RateLimitRequest request, Method method,
+			@Nullable Object result, @Nullable Throwable failure) {
+		LayerHold held = outcome.held();
+		if (held == LayerHold.NONE || Settlements.defer(request, held)) {
+			return CompletableFuture.completedFuture(null);
+		}
+		return held.settle(() -> CountOn.statusOf(method, result, failure));
+	}
+
+	/**
 	 * Say that the web stack settles this request's policies that count by outcome, from the status the client gets,
 	 * by calling {@link #settleRequest} once the response is complete.
 	 * @param request the request, as it starts
@@ -500,18 +520,22 @@ public final class RateLimitEngine {
 		}
 		List<AppliedRateLimit> all = applied;
 		if (request != null) {
-			if (request.getAttribute(RateLimitStatus.ATTRIBUTE) instanceof List<?> list && !list.isEmpty()) {
-				all = new ArrayList<>(applied);
-				for (Object limit : list) {
-					if (limit instanceof AppliedRateLimit appliedLimit) {
-						all.add(appliedLimit);
+			// Layers of one request may finish on different threads (two calls of a reactive request, zipped).
+			synchronized (request) {
+				if (request.getAttribute(RateLimitStatus.ATTRIBUTE) instanceof List<?> list && !list.isEmpty()) {
+					all = new ArrayList<>(applied);
+					for (Object limit : list) {
+						if (limit instanceof AppliedRateLimit appliedLimit) {
+							all.add(appliedLimit);
+						}
 					}
+					all.sort((rejection != null)
+							? Comparator.comparing((AppliedRateLimit limit) -> limit.decision().allowed())
+							: MOST_RESTRICTIVE_FIRST);
 				}
-				all.sort((rejection != null) ? Comparator.comparing((AppliedRateLimit limit) -> limit.decision().allowed())
-						: MOST_RESTRICTIVE_FIRST);
+				all = List.copyOf(all);
+				request.setAttribute(RateLimitStatus.ATTRIBUTE, all);
 			}
-			all = List.copyOf(all);
-			request.setAttribute(RateLimitStatus.ATTRIBUTE, all);
 		}
 		HttpHeaders headers = new HttpHeaders();
 		if (!all.isEmpty()) {

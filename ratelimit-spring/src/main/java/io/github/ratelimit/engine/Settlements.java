@@ -42,12 +42,15 @@ final class Settlements {
 		if (!held.countsByOutcome()) {
 			return true;
 		}
-		Settlements settlements = (Settlements) request.getAttribute(ATTRIBUTE);
-		if (settlements == null) {
-			settlements = new Settlements();
-			request.setAttribute(ATTRIBUTE, settlements);
+		// Layers of one request may finish on different threads (two calls of a reactive request, zipped).
+		synchronized (request) {
+			Settlements settlements = (Settlements) request.getAttribute(ATTRIBUTE);
+			if (settlements == null) {
+				settlements = new Settlements();
+				request.setAttribute(ATTRIBUTE, settlements);
+			}
+			settlements.holds.add(held);
 		}
-		settlements.holds.add(held);
 		return true;
 	}
 
@@ -65,9 +68,13 @@ final class Settlements {
 		if (settlements == null) {
 			return CompletableFuture.completedFuture(null);
 		}
-		CompletableFuture<?>[] settled = new CompletableFuture<?>[settlements.holds.size()];
+		List<LayerHold> holds;
+		synchronized (request) {
+			holds = List.copyOf(settlements.holds);
+		}
+		CompletableFuture<?>[] settled = new CompletableFuture<?>[holds.size()];
 		for (int i = 0; i < settled.length; i++) {
-			settled[i] = settlements.holds.get(i).settle(() -> status).toCompletableFuture();
+			settled[i] = holds.get(i).settle(() -> status).toCompletableFuture();
 		}
 		return CompletableFuture.allOf(settled);
 	}
