@@ -27,8 +27,9 @@ import org.springframework.web.ErrorResponseException;
 
 /**
  * Rate limits an invocation of a {@code @RateLimited} method that returns a {@code Mono} or a {@code Flux} (a
- * Reactive Streams {@code Publisher}): decided when the result is subscribed to, as Spring's {@code @Retryable} does for reactive types, by the engine's non-blocking decision, for the request
- * the {@link RateLimitWebFilter} handed down. An admitted invocation proceeds with the outcome's headers on the
+ * Reactive Streams {@code Publisher}): decided when the result is subscribed to, as Spring's {@code @Retryable}
+ * does for reactive types, by the engine's non-blocking decision, for the request the {@link RateLimitWebFilter}
+ * handed down. An admitted invocation proceeds with the outcome's headers on the
  * response; a rejected one never proceeds, and its result fails with the rejection, which the web stack's error
  * handling renders as a {@code 429} problem.
  * <p>
@@ -127,7 +128,8 @@ public final class ReactiveRateLimitInterceptor implements MethodInterceptor {
 	/**
 	 * Fail for a {@code @RateLimited} method of the class that returns no {@code Publisher}: on WebFlux its limits
 	 * could be decided only by blocking the event loop, or without the request (only a {@code Publisher} subscribed
-	 * by WebFlux carries the Reactor context it travels in), so every client's address-keyed limit would be one. Called for each rate limited bean's class as it is created.
+	 * by WebFlux carries the Reactor context it travels in), so every client's address-keyed limit would be one.
+	 * Called for each rate limited bean's class as it is created.
 	 * @param targetClass the class
 	 * @throws InvalidRateLimitPolicyException naming the method and what to return instead
 	 */
