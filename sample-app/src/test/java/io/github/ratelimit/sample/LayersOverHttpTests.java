@@ -309,6 +309,7 @@ class LayersOverHttpTests {
 
 	private void start(String... arguments) {
 		List<String> all = new ArrayList<>(List.of("--server.port=0",
+				"--spring.data.redis.port=" + SampleApplicationTests.NO_REDIS,
 				"--ratelimit.client-ip.trusted-proxies=127.0.0.1,::1", "--sample.api-keys.pro-key=pro"));
 		for (String key : ISSUED_KEYS) {
 			all.add("--sample.api-keys[" + key + "]=free");

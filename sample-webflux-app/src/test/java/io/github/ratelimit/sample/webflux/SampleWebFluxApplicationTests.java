@@ -21,7 +21,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * values its {@code application.yml} configures, on a clock that does not move (so no window ends mid-test).
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-		properties = "ratelimit.client-ip.trusted-proxies=127.0.0.1,::1")
+		// Port 1: nothing listens there, so the sample behaves as on a machine without Redis, whatever runs here.
+		properties = { "ratelimit.client-ip.trusted-proxies=127.0.0.1,::1", "spring.data.redis.port=1" })
 class SampleWebFluxApplicationTests {
 
 	private final HttpClient client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
@@ -74,6 +75,13 @@ class SampleWebFluxApplicationTests {
 			assertThat(login("198.51.100.60", "wrong").statusCode()).isEqualTo(401);
 		}
 		assertThat(login("198.51.100.60", "demo").statusCode()).as("five failures spent the limit").isEqualTo(429);
+	}
+
+	@Test
+	void healthIsUpInMemoryWithoutRedisAndCarriesNoRateLimitHeaders() throws Exception {
+		HttpResponse<String> health = get("/actuator/health", "198.51.100.90");
+		assertThat(health.statusCode()).isEqualTo(200);
+		assertThat(health.headers().firstValue("RateLimit-Limit")).isEmpty();
 	}
 
 	@Test
