@@ -4,6 +4,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.List;
 
 import io.github.ratelimit.engine.RateLimitEngine;
+import io.github.ratelimit.engine.RateLimitExchange;
 import io.github.ratelimit.engine.RateLimitOutcome;
 import io.github.ratelimit.web.RateLimitRequest;
 import org.jspecify.annotations.Nullable;
@@ -81,6 +82,17 @@ public final class RateLimitWebFilter implements WebFilter, Ordered {
 				ErrorResponseException rejection = outcome.rejection();
 				return (rejection != null) ? reject(exchange.getResponse(), rejection, outcome) : proceed;
 			});
+	}
+
+	/**
+	 * Return the engine's view of an exchange: the one every layer of the request shares (the filter layer, the
+	 * method layer, the settlement of what policies counting by outcome took), for adapters built on WebFlux such as
+	 * Spring Cloud Gateway's limiter.
+	 * @param exchange the exchange
+	 * @return its view, created on first use
+	 */
+	public static RateLimitExchange exchangeOf(ServerWebExchange exchange) {
+		return ExchangeRateLimitRequest.of(exchange);
 	}
 
 	/** Return the request the filter handed to what it subscribed to, or {@code null} outside of a request. */

@@ -152,6 +152,27 @@ public final class PolicyCatalog implements SmartInitializingSingleton, BeanFact
 	}
 
 	/**
+	 * Declare a policy that a web stack's own configuration defines, such as a gateway route's: its values, under those
+	 * of {@code ratelimit.policies.<name>} (which override them, as they override an annotation's). Declaring the
+	 * same name again with the same settings returns the same policy; with other settings it fails, as two methods
+	 * declaring one name differently do. Declared before start-up checking ends, a name configured under
+	 * {@code ratelimit.policies} counts as known.
+	 * @param name the policy's name
+	 * @param where the declaration, for messages, such as {@code route 'orders'}
+	 * @param values the values the declaration gives
+	 * @return the policy, or {@code null} if it is disabled
+	 * @throws InvalidRateLimitPolicyException if the values are invalid or conflict with another declaration
+	 */
+	public @Nullable PolicySpec declare(String name, String where, PolicyValues values) {
+		String property = POLICIES + "." + PolicyParser.bracketed(name);
+		PolicySpec spec = this.parser.parse(name, where, property,
+				List.of(this.configured.getOrDefault(name, PolicyValues.NONE), values), new String[0],
+				new Class<?>[0]);
+		declare(name, where, spec, true);
+		return spec;
+	}
+
+	/**
 	 * Return whether start-up checking has run.
 	 * @return whether the catalogue is initialized
 	 */

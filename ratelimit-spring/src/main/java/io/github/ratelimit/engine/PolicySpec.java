@@ -241,7 +241,12 @@ public final class PolicySpec {
 					null);
 			return FALLBACK_PREFIX + scope.clientIp();
 		}
-		return (key.charAt(0) == RESERVED) ? RESERVED + key : key;
+		return escaped(key);
+	}
+
+	/** A client's key, kept apart from the keys no client can write. */
+	static String escaped(String key) {
+		return (!key.isEmpty() && key.charAt(0) == RESERVED) ? RESERVED + key : key;
 	}
 
 	private void warnFallback(String what, @Nullable Exception failure) {

@@ -223,6 +223,35 @@ public final class RateLimitEngine {
 		}
 	}
 
+	/**
+	 * Decide one policy for a key the web stack resolved itself (a gateway route's key resolver) rather than the
+	 * policy's key expression, without waiting for the store. With the request, the policy's cost, skip condition,
+	 * plans and shadow mode apply as on any layer, and client exemptions when the key is the client's address; what a
+	 * policy counting by outcome took is left to the web stack's settlement of the request. Without it, the request
+	 * costs one unit.
+	 * @param spec the policy, from {@link PolicyCatalog#declare}
+	 * @param key the key; one that starts with the character no client key may start with is kept apart from them
+	 * @param request the current request, or {@code null} if the web stack has none
+	 * @return a stage that completes with the outcome
+	 */
+	public CompletionStage<RateLimitOutcome> decideKeyAsync(PolicySpec spec, String key,
+			@Nullable RateLimitRequest request) {
+		RequestScope scope = new RequestScope(RequestScope.NO_ARGUMENTS, RequestScope.NO_NAMES, request,
+				this.catalog.beanResolver(), this.clientIp);
+		try {
+			LayerPlan plan = planLayer(new PolicySpec[] { spec }, scope, request, null, PolicySpec.escaped(key));
+			return decidePlanAsync(plan, request).thenApply((outcome) -> {
+				if (!outcome.isRejected() && request != null) {
+					Settlements.defer(request, outcome.held());
+				}
+				return outcome;
+			});
+		}
+		catch (RateLimitException | InvalidRateLimitCostException ex) {
+			return CompletableFuture.completedFuture(refused(ex));
+		}
+	}
+
 	private static @Nullable LayerHold filterLayer(@Nullable RateLimitRequest request) {
 		return (request != null && request.getAttribute(FILTER_LAYER_ATTRIBUTE) instanceof LayerHold held) ? held
 				: null;
@@ -381,7 +410,7 @@ public final class RateLimitEngine {
 	 */
 	private RateLimitOutcome decideLayer(PolicySpec[] specs, RequestScope scope, @Nullable RateLimitRequest request,
 			@Nullable LayerHold earlier) {
-		LayerPlan plan = planLayer(specs, scope, request, earlier);
+		LayerPlan plan = planLayer(specs, scope, request, earlier, null);
 		Admission admission = plan.acquisitions.isEmpty() ? null : this.limiter.decideAll(plan.acquisitions, false);
 		List<AppliedRateLimit> applied = applied(plan, admission);
 		RateLimitOutcome rejected = rejected(request, applied);
@@ -402,7 +431,10 @@ public final class RateLimitEngine {
 	 */
 	private CompletionStage<RateLimitOutcome> decideLayerAsync(PolicySpec[] specs, RequestScope scope,
 			@Nullable RateLimitRequest request, @Nullable LayerHold earlier) {
-		LayerPlan plan = planLayer(specs, scope, request, earlier);
+		return decidePlanAsync(planLayer(specs, scope, request, earlier, null), request);
+	}
+
+	private CompletionStage<RateLimitOutcome> decidePlanAsync(LayerPlan plan, @Nullable RateLimitRequest request) {
 		CompletionStage<@Nullable Admission> decided = plan.acquisitions.isEmpty()
 				? CompletableFuture.completedFuture(null) : this.limiter.decideAllAsync(plan.acquisitions, false);
 		return decided.thenCompose((admission) -> {
@@ -426,8 +458,12 @@ public final class RateLimitEngine {
 			List<Acquisition> shadowAcquisitions) {
 	}
 
+	/**
+	 * @param key the key every policy of the layer counts, resolved by the web stack, or {@code null} for each
+	 * policy's own key expression
+	 */
 	private LayerPlan planLayer(PolicySpec[] specs, RequestScope scope, @Nullable RateLimitRequest request,
-			@Nullable LayerHold earlier) {
+			@Nullable LayerHold earlier, @Nullable String key) {
 		String plan = null;
 		boolean planResolved = false;
 		List<PolicySpec> enforced = new ArrayList<>(specs.length);
@@ -436,7 +472,7 @@ public final class RateLimitEngine {
 		List<Acquisition> shadowAcquisitions = new ArrayList<>(0);
 		// Keys and costs first: a cost that turns out invalid must fail the request before any policy counts it.
 		for (PolicySpec spec : specs) {
-			if (isExempt(spec, scope) || spec.skips(scope)
+			if (((key != null) ? isExemptKey(key, scope) : isExempt(spec, scope)) || spec.skips(scope)
 					|| (earlier != null && earlier.decided(spec.policy().name()))) {
 				continue;
 			}
@@ -448,7 +484,7 @@ public final class RateLimitEngine {
 			if (cost == 0) {
 				continue; // its cost expression failed, and its failure mode lets the request pass uncounted
 			}
-			Acquisition acquisition = new Acquisition(spec.policy(plan), spec.key(scope), cost);
+			Acquisition acquisition = new Acquisition(spec.policy(plan), (key != null) ? key : spec.key(scope), cost);
 			(spec.isShadow() ? shadows : enforced).add(spec);
 			(spec.isShadow() ? shadowAcquisitions : acquisitions).add(acquisition);
 		}
@@ -572,6 +608,11 @@ public final class RateLimitEngine {
 
 	private boolean isExempt(PolicySpec spec, RequestScope scope) {
 		return !this.exempt.isEmpty() && spec.isKeyedByClientIp() && this.exempt.contains(scope.clientIp());
+	}
+
+	/** Whether a key the web stack resolved is the client's address, and that address is exempt. */
+	private boolean isExemptKey(String key, RequestScope scope) {
+		return !this.exempt.isEmpty() && key.equals(scope.clientIp()) && this.exempt.contains(key);
 	}
 
 	/**

@@ -15,9 +15,9 @@ import org.springframework.expression.spel.support.StandardEvaluationContext;
  */
 final class RequestScope {
 
-	private static final Object[] NO_ARGUMENTS = new Object[0];
+	static final Object[] NO_ARGUMENTS = new Object[0];
 
-	private static final String[] NO_NAMES = new String[0];
+	static final String[] NO_NAMES = new String[0];
 
 	private final Object[] arguments;
 

@@ -1,0 +1,232 @@
+package io.github.ratelimit.gateway;
+
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+import io.github.ratelimit.engine.PolicyCatalog;
+import io.github.ratelimit.engine.PolicySpec;
+import io.github.ratelimit.engine.PolicyValues;
+import io.github.ratelimit.engine.RateLimitEngine;
+import io.github.ratelimit.engine.RateLimitExchange;
+import io.github.ratelimit.engine.RateLimitOutcome;
+import io.github.ratelimit.webflux.RateLimitWebFilter;
+import org.jspecify.annotations.Nullable;
+import reactor.core.publisher.Mono;
+
+import org.springframework.cloud.gateway.event.FilterArgsEvent;
+import org.springframework.cloud.gateway.filter.FilterDefinition;
+import org.springframework.cloud.gateway.filter.ratelimit.RateLimiter;
+import org.springframework.cloud.gateway.route.RouteDefinition;
+import org.springframework.context.ApplicationListener;
+import org.springframework.web.server.ServerWebExchange;
+
+/**
+ * Spring Cloud Gateway's {@code RateLimiter}, decided by this library's engine: any algorithm, store and failure mode,
+ * the configured header style with {@code Retry-After}, and the problem body of a rejection (with
+ * {@link RateLimitProblemFilter}). A route names its policy and its limits in the {@code RequestRateLimiter} filter's
+ * arguments under {@value #PREFIX}; {@code ratelimit.policies.<name>.*} overrides them, as it overrides an
+ * annotation's:
+ *
+ * <pre class="code">
+ * filters:
+ *   - name: RequestRateLimiter
+ *     args:
+ *       key-resolver: "#{&#64;clientIpKeyResolver}"
+ *       ratelimit.policy: resources
+ *       ratelimit.limit: 5
+ *       ratelimit.window: 1m
+ * </pre>
+ *
+ * A route without a {@code ratelimit.policy} is counted under its id, and one without arguments of ours takes its
+ * limits from {@code ratelimit.policies.<route id>}. Routes of the application's configuration are
+ * checked at start-up, so that an invalid one fails it; routes added later are checked when the gateway builds them.
+ * Two routes naming one policy share its counters, so they must declare the same limits.
+ *
+ * @since 0.2.0
+ */
+public final class GatewayRateLimiter implements RateLimiter<GatewayRateLimiter.RouteLimit>,
+		ApplicationListener<FilterArgsEvent> {
+
+	/** The prefix of this limiter's arguments in a {@code RequestRateLimiter} filter. */
+	public static final String PREFIX = "ratelimit";
+
+	/** The bean name, for a route's {@code rate-limiter: "#{@gatewayRateLimiter}"}. */
+	public static final String BEAN_NAME = "gatewayRateLimiter";
+
+	private static final String FILTER = "RequestRateLimiter";
+
+	/** The filter's argument naming another limiter than the default. */
+	private static final String LIMITER_ARGUMENT = "rate-limiter";
+
+	private static final Response UNLIMITED = new Response(true, Map.of());
+
+	private final RateLimitEngine engine;
+
+	private final Map<String, RouteLimit> routes = new ConcurrentHashMap<>();
+
+	private final @Nullable RouteLimit fixed;
+
+	/**
+	 * Create the limiter, checking the routes of the application's configuration.
+	 * @param engine the engine that decides
+	 * @param routes the routes configured in the application's properties
+	 * @param defaultFilters the filters every route gets
+	 * @throws io.github.ratelimit.engine.InvalidRateLimitPolicyException if a route's limits are invalid
+	 */
+	public GatewayRateLimiter(RateLimitEngine engine, List<RouteDefinition> routes,
+			List<FilterDefinition> defaultFilters) {
+		this.engine = engine;
+		this.fixed = null;
+		for (RouteDefinition route : routes) {
+			String id = route.getId();
+			if (id == null) {
+				continue; // given a generated id when the gateway builds it, and checked then
+			}
+			for (FilterDefinition filter : route.getFilters()) {
+				declareRoute(id, filter);
+			}
+			for (FilterDefinition filter : defaultFilters) {
+				declareRoute(id, filter);
+			}
+		}
+	}
+
+	private GatewayRateLimiter(RateLimitEngine engine, RouteLimit fixed) {
+		this.engine = engine;
+		this.fixed = fixed;
+	}
+
+	/**
+	 * Return a limiter that decides one policy on every route it is given to: what a route of the Java DSL passes to
+	 * {@code requestRateLimiter(config -> config.setRateLimiter(...))}.
+	 * @param policy the policy's name
+	 * @param values its attributes as a route's arguments spell them without the prefix ({@code limit},
+	 * {@code window}, {@code algorithm}, {@code burst}, ...), under {@code ratelimit.policies.<policy>.*}
+	 * @return the limiter
+	 * @throws io.github.ratelimit.engine.InvalidRateLimitPolicyException if the policy is invalid
+	 */
+	public GatewayRateLimiter forPolicy(String policy, Map<String, ?> values) {
+		return new GatewayRateLimiter(this.engine,
+				declare(policy, "gateway route limiter for policy '" + policy + "'", new LinkedHashMap<>(values)));
+	}
+
+	/** Check a route's limits when the gateway builds it (a route added after start-up, or refreshed). */
+	@Override
+	public void onApplicationEvent(FilterArgsEvent event) {
+		Map<String, Object> values = ours(event.getArgs());
+		if (this.fixed == null && !values.isEmpty()) {
+			this.routes.put(event.getRouteId(), declareRoute(event.getRouteId(), values));
+		}
+	}
+
+	@Override
+	public Mono<Response> isAllowed(String routeId, String id) {
+		return Mono.deferContextual((context) -> {
+			RouteLimit limit = limitOf(routeId);
+			if (limit.spec == null) {
+				return Mono.just(UNLIMITED); // disabled by ratelimit.policies.<name>.enabled=false
+			}
+			ServerWebExchange exchange = RateLimitProblemFilter.exchange(context);
+			RateLimitExchange view = (exchange != null) ? RateLimitWebFilter.exchangeOf(exchange) : null;
+			return Mono
+				.fromCompletionStage(() -> this.engine.decideKeyAsync(limit.spec, id,
+						(view != null) ? view.request() : null))
+				.map((outcome) -> response(outcome, view));
+		});
+	}
+
+	/**
+	 * The gateway's answer. With the exchange, the headers are set on its response (replacing an earlier layer's, whose
+	 * limits the outcome's headers include) rather than handed to the gateway, which would add them as second values.
+	 */
+	private static Response response(RateLimitOutcome outcome, @Nullable RateLimitExchange view) {
+		if (view == null) {
+			Map<String, String> headers = new LinkedHashMap<>();
+			outcome.headers().forEach((name, values) -> headers.put(name, String.join(", ", values)));
+			return new Response(!outcome.isRejected(), headers);
+		}
+		view.setResponseHeaders(outcome.headers());
+		if (outcome.isRejected()) {
+			view.request().setAttribute(RateLimitProblemFilter.REJECTED, outcome);
+		}
+		return outcome.isRejected() ? new Response(false, Map.of()) : UNLIMITED;
+	}
+
+	private RouteLimit limitOf(String routeId) {
+		if (this.fixed != null) {
+			return this.fixed;
+		}
+		RouteLimit limit = this.routes.get(routeId);
+		if (limit == null) {
+			// A route with no arguments of ours: counted under its id, with ratelimit.policies.<id>.
+			limit = this.routes.computeIfAbsent(routeId, (id) -> declareRoute(id, new LinkedHashMap<>()));
+		}
+		return limit;
+	}
+
+	/** Declare a configured route's limit if its filter is this limiter's: arguments of ours, or no other limiter. */
+	private void declareRoute(String routeId, FilterDefinition filter) {
+		if (!FILTER.equals(filter.getName())) {
+			return;
+		}
+		Map<String, Object> values = ours(filter.getArgs());
+		String limiter = filter.getArgs().get(LIMITER_ARGUMENT);
+		if (!values.isEmpty() || limiter == null || limiter.contains(BEAN_NAME)) {
+			this.routes.put(routeId, declareRoute(routeId, values));
+		}
+	}
+
+	private RouteLimit declareRoute(String routeId, Map<String, Object> values) {
+		Object policy = values.remove("policy");
+		String name = (policy != null && !policy.toString().isBlank()) ? policy.toString().trim() : routeId;
+		return declare(name, "route '" + routeId + "'", values);
+	}
+
+	private RouteLimit declare(String policy, String where, Map<String, Object> values) {
+		values.remove("policy");
+		PolicyCatalog catalog = this.engine.catalog();
+		PolicySpec spec = catalog.declare(policy, where, new PolicyValues(where + " " + PREFIX, values));
+		return new RouteLimit(policy, Collections.unmodifiableMap(values), spec);
+	}
+
+	/** This limiter's arguments of a filter, without their prefix. */
+	private static Map<String, Object> ours(Map<String, ?> args) {
+		Map<String, Object> values = new LinkedHashMap<>();
+		args.forEach((name, value) -> {
+			if (name.startsWith(PREFIX + ".")) {
+				values.put(name.substring(PREFIX.length() + 1), value);
+			}
+		});
+		return values;
+	}
+
+	@Override
+	public Map<String, RouteLimit> getConfig() {
+		return Collections.unmodifiableMap(this.routes);
+	}
+
+	@Override
+	public Class<RouteLimit> getConfigClass() {
+		return RouteLimit.class;
+	}
+
+	/** A limit with nothing declared: routes declare theirs through their arguments. */
+	@Override
+	public RouteLimit newConfig() {
+		return new RouteLimit("", Map.of(), null);
+	}
+
+	/**
+	 * The limit of a route: the policy it counts under and the values its arguments gave.
+	 *
+	 * @param policy the policy's name
+	 * @param values the route's values, without the prefix
+	 * @param spec the policy as decided, or {@code null} if it is disabled
+	 */
+	public record RouteLimit(String policy, Map<String, Object> values, @Nullable PolicySpec spec) {
+	}
+
+}
