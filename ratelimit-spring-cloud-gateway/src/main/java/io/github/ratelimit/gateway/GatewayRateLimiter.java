@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
+import io.github.ratelimit.engine.InvalidRateLimitPolicyException;
 import io.github.ratelimit.engine.PolicyCatalog;
 import io.github.ratelimit.engine.PolicySpec;
 import io.github.ratelimit.engine.PolicyValues;
@@ -187,6 +188,10 @@ public final class GatewayRateLimiter implements RateLimiter<GatewayRateLimiter.
 
 	private RouteLimit declare(String policy, String where, Map<String, Object> values) {
 		values.remove("policy");
+		if (values.containsKey("key")) {
+			throw new InvalidRateLimitPolicyException(policy, where + ": '" + PREFIX + ".key' has no effect on a "
+					+ "route, whose key is its key resolver's; set the filter's 'key-resolver' instead");
+		}
 		PolicyCatalog catalog = this.engine.catalog();
 		PolicySpec spec = catalog.declare(policy, where, new PolicyValues(where + " " + PREFIX, values));
 		return new RouteLimit(policy, Collections.unmodifiableMap(values), spec);

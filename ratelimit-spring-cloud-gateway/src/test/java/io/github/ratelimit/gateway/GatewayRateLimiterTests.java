@@ -79,6 +79,10 @@ class GatewayRateLimiterTests {
 		assertThatExceptionOfType(InvalidRateLimitPolicyException.class)
 			.isThrownBy(() -> gateway(Map.of(), route("resources", "ratelimit.window", "1m")))
 			.withMessageContaining("'limit' is not set");
+		assertThatExceptionOfType(InvalidRateLimitPolicyException.class)
+			.isThrownBy(() -> gateway(Map.of(),
+					route("resources", "ratelimit.limit", "5", "ratelimit.window", "1m", "ratelimit.key", "#userId")))
+			.withMessageContaining("key-resolver");
 	}
 
 	@Test
@@ -94,6 +98,13 @@ class GatewayRateLimiterTests {
 				route("b", "ratelimit.policy", "shared", "ratelimit.limit", "1", "ratelimit.window", "1m"));
 		assertThat(allowed(shared, "a", "k")).isTrue();
 		assertThat(allowed(shared, "b", "k")).as("one policy, one counter").isFalse();
+	}
+
+	@Test
+	void aRouteNamingAnotherLimiterIsLeftToIt() {
+		GatewayRateLimiter gateway = gateway(Map.of(),
+				route("theirs", "rate-limiter", "#{@redisRateLimiter}", "redis-rate-limiter.replenishRate", "10"));
+		assertThat(gateway.getConfig()).doesNotContainKey("theirs");
 	}
 
 	@Test
