@@ -2,6 +2,10 @@ package io.github.ratelimit.dynamodb;
 
 import java.time.Duration;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
+import java.util.function.Function;
 
 import io.github.ratelimit.store.RateLimitStoreException;
 import org.jspecify.annotations.Nullable;
@@ -12,10 +16,12 @@ import software.amazon.awssdk.core.exception.ApiCallTimeoutException;
 import software.amazon.awssdk.core.exception.SdkClientException;
 import software.amazon.awssdk.core.exception.SdkException;
 import software.amazon.awssdk.retries.DefaultRetryStrategy;
+import software.amazon.awssdk.services.dynamodb.DynamoDbAsyncClient;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
 import software.amazon.awssdk.services.dynamodb.model.ConditionalCheckFailedException;
 import software.amazon.awssdk.services.dynamodb.model.GetItemRequest;
+import software.amazon.awssdk.services.dynamodb.model.GetItemResponse;
 import software.amazon.awssdk.services.dynamodb.model.ProvisionedThroughputExceededException;
 import software.amazon.awssdk.services.dynamodb.model.RequestLimitExceededException;
 import software.amazon.awssdk.services.dynamodb.model.ResourceNotFoundException;
@@ -24,11 +30,15 @@ import software.amazon.awssdk.services.dynamodb.model.ReturnValuesOnConditionChe
 import software.amazon.awssdk.services.dynamodb.model.ScanResponse;
 import software.amazon.awssdk.services.dynamodb.model.ThrottlingException;
 import software.amazon.awssdk.services.dynamodb.model.UpdateItemRequest;
+import software.amazon.awssdk.services.dynamodb.model.UpdateItemResponse;
 
 /**
  * The calls a decision makes, each within the decision's deadline and <b>never retried by the SDK</b>: an
  * {@code ADD} whose response was lost may have landed, and sending it again would count it twice. A failed call
  * fails the decision, which the limiter answers with the policy's failure mode.
+ * <p>
+ * A decision is written once, as stages over these calls: on the blocking client each call has completed when it
+ * returns, so the stages run on the caller's thread; on the asynchronous client no thread waits for DynamoDB.
  */
 final class DynamoDbCalls {
 
@@ -44,12 +54,31 @@ final class DynamoDbCalls {
 
 	private final DynamoDbClient client;
 
+	private final Function<UpdateItemRequest, CompletableFuture<UpdateItemResponse>> updateItem;
+
+	private final Function<GetItemRequest, CompletableFuture<GetItemResponse>> getItem;
+
 	private final String table;
 
 	private final Duration timeout;
 
+	/** Calls on the blocking client: each stage has completed when it is returned. */
 	DynamoDbCalls(DynamoDbClient client, String table, Duration timeout) {
+		this(client, (request) -> completed(client::updateItem, request),
+				(request) -> completed(client::getItem, request), table, timeout);
+	}
+
+	/** Calls on the asynchronous client, with the blocking one for what is not on a request's path. */
+	DynamoDbCalls(DynamoDbClient client, DynamoDbAsyncClient asyncClient, String table, Duration timeout) {
+		this(client, asyncClient::updateItem, asyncClient::getItem, table, timeout);
+	}
+
+	private DynamoDbCalls(DynamoDbClient client,
+			Function<UpdateItemRequest, CompletableFuture<UpdateItemResponse>> updateItem,
+			Function<GetItemRequest, CompletableFuture<GetItemResponse>> getItem, String table, Duration timeout) {
 		this.client = client;
+		this.updateItem = updateItem;
+		this.getItem = getItem;
 		this.table = table;
 		this.timeout = timeout;
 	}
@@ -68,43 +97,107 @@ final class DynamoDbCalls {
 	 * the server returned it ({@code ReturnValuesOnConditionCheckFailure}; servers that do not implement it return
 	 * none).
 	 */
-	Update update(String pk, String updateExpression, String condition, Map<String, String> names,
+	CompletableFuture<Update> update(String pk, String updateExpression, String condition, Map<String, String> names,
 			Map<String, AttributeValue> values, long deadline) {
-		UpdateItemRequest request = UpdateItemRequest.builder()
-			.tableName(this.table)
-			.key(Map.of(PARTITION_KEY, AttributeValue.fromS(pk)))
-			.updateExpression(updateExpression)
-			.conditionExpression(condition)
-			.expressionAttributeNames(names)
-			.expressionAttributeValues(values)
-			.returnValues(ReturnValue.UPDATED_NEW)
-			.returnValuesOnConditionCheckFailure(ReturnValuesOnConditionCheckFailure.ALL_OLD)
-			.overrideConfiguration(override(deadline))
-			.build();
+		UpdateItemRequest request;
 		try {
-			return new Update(true, this.client.updateItem(request).attributes());
+			request = UpdateItemRequest.builder()
+				.tableName(this.table)
+				.key(Map.of(PARTITION_KEY, AttributeValue.fromS(pk)))
+				.updateExpression(updateExpression)
+				.conditionExpression(condition)
+				.expressionAttributeNames(names)
+				.expressionAttributeValues(values)
+				.returnValues(ReturnValue.UPDATED_NEW)
+				.returnValuesOnConditionCheckFailure(ReturnValuesOnConditionCheckFailure.ALL_OLD)
+				.overrideConfiguration(override(deadline))
+				.build();
 		}
-		catch (ConditionalCheckFailedException ex) {
-			return new Update(false, ex.hasItem() ? ex.item() : null);
+		catch (RateLimitStoreException ex) {
+			return CompletableFuture.failedFuture(ex);
 		}
-		catch (SdkException ex) {
-			throw failure(ex);
-		}
+		return this.updateItem.apply(request).handle((response, failure) -> {
+			if (failure == null) {
+				return new Update(true, response.attributes());
+			}
+			Throwable cause = unwrap(failure);
+			if (cause instanceof ConditionalCheckFailedException ex) {
+				return new Update(false, ex.hasItem() ? ex.item() : null);
+			}
+			throw failure(cause);
+		});
 	}
 
 	/** Read an item with a strongly consistent read; an empty map when there is none. */
-	Map<String, AttributeValue> get(String pk, long deadline) {
-		GetItemRequest request = GetItemRequest.builder()
-			.tableName(this.table)
-			.key(Map.of(PARTITION_KEY, AttributeValue.fromS(pk)))
-			.consistentRead(true)
-			.overrideConfiguration(override(deadline))
-			.build();
+	CompletableFuture<Map<String, AttributeValue>> get(String pk, long deadline) {
+		GetItemRequest request;
 		try {
-			return this.client.getItem(request).item();
+			request = GetItemRequest.builder()
+				.tableName(this.table)
+				.key(Map.of(PARTITION_KEY, AttributeValue.fromS(pk)))
+				.consistentRead(true)
+				.overrideConfiguration(override(deadline))
+				.build();
 		}
-		catch (SdkException ex) {
-			throw failure(ex);
+		catch (RateLimitStoreException ex) {
+			return CompletableFuture.failedFuture(ex);
+		}
+		return this.getItem.apply(request).handle((response, failure) -> {
+			if (failure != null) {
+				throw failure(unwrap(failure));
+			}
+			return response.item();
+		});
+	}
+
+	/**
+	 * Return a stage that completes as the given one does, with the store's exception itself rather than a
+	 * {@code CompletionException} around it: what the limiter expects of a store's stage.
+	 */
+	static <T> CompletionStage<T> unwrapped(CompletionStage<T> stage) {
+		CompletableFuture<T> result = new CompletableFuture<>();
+		stage.whenComplete((value, failure) -> {
+			if (failure != null) {
+				result.completeExceptionally(unwrap(failure));
+			}
+			else {
+				result.complete(value);
+			}
+		});
+		return result;
+	}
+
+	/** Wait for a stage of the blocking client (completed already), throwing what failed it. */
+	static <T> T join(CompletionStage<T> stage) {
+		try {
+			return stage.toCompletableFuture().join();
+		}
+		catch (CompletionException ex) {
+			Throwable cause = unwrap(ex);
+			if (cause instanceof RuntimeException runtime) {
+				throw runtime;
+			}
+			if (cause instanceof Error error) {
+				throw error;
+			}
+			throw ex;
+		}
+	}
+
+	static Throwable unwrap(Throwable failure) {
+		Throwable cause = failure;
+		while (cause instanceof CompletionException && cause.getCause() != null) {
+			cause = cause.getCause();
+		}
+		return cause;
+	}
+
+	private static <Q, R> CompletableFuture<R> completed(Function<Q, R> call, Q request) {
+		try {
+			return CompletableFuture.completedFuture(call.apply(request));
+		}
+		catch (RuntimeException ex) {
+			return CompletableFuture.failedFuture(ex);
 		}
 	}
 
@@ -158,6 +251,17 @@ final class DynamoDbCalls {
 			.apiCallTimeout(Duration.ofNanos(Math.max(remaining, 1_000_000)))
 			.addPlugin(NO_RETRIES)
 			.build();
+	}
+
+	/** What a failed call means for the decision: a store failure, or what was thrown as it was. */
+	private RuntimeException failure(Throwable cause) {
+		if (cause instanceof SdkException ex) {
+			return failure(ex);
+		}
+		if (cause instanceof RuntimeException ex) {
+			return ex;
+		}
+		return new RateLimitStoreException("DynamoDB failed: " + cause, cause);
 	}
 
 	RateLimitStoreException failure(SdkException ex) {

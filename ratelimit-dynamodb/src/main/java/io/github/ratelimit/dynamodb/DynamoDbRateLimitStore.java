@@ -3,6 +3,8 @@ package io.github.ratelimit.dynamodb;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.AtomicLong;
 
 import io.github.ratelimit.Algorithm;
@@ -14,6 +16,8 @@ import io.github.ratelimit.store.OneByOne;
 import io.github.ratelimit.store.PolicyNames;
 import io.github.ratelimit.store.RateLimitStore;
 import io.github.ratelimit.store.Reservation;
+import org.jspecify.annotations.Nullable;
+import software.amazon.awssdk.services.dynamodb.DynamoDbAsyncClient;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 
 /**
@@ -38,6 +42,10 @@ import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
  * <b>Exactness</b>: decisions are never retried by the SDK, whatever the client's retry strategy: an {@code ADD}
  * whose response was lost may have landed, and a retry would count it twice. A failed or timed-out call fails the
  * decision, which the limiter answers with the policy's failure mode.
+ * <p>
+ * <b>Without waiting</b>: built with a {@link Builder#asyncClient DynamoDbAsyncClient}, the store decides
+ * {@link #tryAcquireAllAsync} and gives back {@link #refundAllAsync} on it, so that no thread waits for DynamoDB (what
+ * a WebFlux application or a gateway needs); the decisions are the same calls, written once for both clients.
  * <p>
  * <b>Failures</b> (throttling, timeouts, an unreachable endpoint) are {@link io.github.ratelimit.store.RateLimitStoreException}s.
  * The limiter keeps a circuit breaker per {@linkplain #partitionOf group of keys} ({@value #KEY_GROUPS} groups by
@@ -75,6 +83,9 @@ public final class DynamoDbRateLimitStore implements RateLimitStore {
 
 	private final DynamoDbCalls calls;
 
+	/** The calls on the asynchronous client, if the store was given one. */
+	private final @Nullable DynamoDbCalls asyncCalls;
+
 	private final ItemKeys keys;
 
 	private final FixedWindowItems fixedWindows;
@@ -92,11 +103,13 @@ public final class DynamoDbRateLimitStore implements RateLimitStore {
 		this.createTable = builder.createTable;
 		this.keyPrefix = builder.keyPrefix;
 		this.calls = new DynamoDbCalls(builder.client, builder.table, builder.timeout);
+		this.asyncCalls = (builder.asyncClient != null)
+				? new DynamoDbCalls(builder.client, builder.asyncClient, builder.table, builder.timeout) : null;
 		ItemKeys keys = new ItemKeys(builder.keyPrefix);
 		this.keys = keys;
-		this.fixedWindows = new FixedWindowItems(this.calls, keys);
-		this.slidingCounters = new SlidingCounterItems(this.calls, keys);
-		this.buckets = new TokenBucketItems(this.calls, keys);
+		this.fixedWindows = new FixedWindowItems(keys);
+		this.slidingCounters = new SlidingCounterItems(keys);
+		this.buckets = new TokenBucketItems(keys);
 	}
 
 	/**
@@ -132,15 +145,31 @@ public final class DynamoDbRateLimitStore implements RateLimitStore {
 
 	@Override
 	public Decision tryAcquire(RateLimitPolicy policy, String key, long cost) {
-		return decide(policy, key, cost, now());
+		return DynamoDbCalls.join(decide(this.calls, policy, key, cost, now()));
 	}
 
 	/** One call per acquisition, all at one time, so that each refund finds the window that counted it. */
 	@Override
 	public Reservation tryAcquireAll(List<Acquisition> acquisitions) {
 		long now = now();
-		return OneByOne.tryAcquireAll(acquisitions, () -> now,
-				(acquisition, at) -> decide(acquisition.policy(), acquisition.key(), acquisition.cost(), at), this);
+		return OneByOne.tryAcquireAll(acquisitions, () -> now, (acquisition, at) -> DynamoDbCalls
+			.join(decide(this.calls, acquisition.policy(), acquisition.key(), acquisition.cost(), at)), this);
+	}
+
+	/**
+	 * Decide as {@link #tryAcquireAll} does: on the asynchronous client if the store was given one, every acquisition
+	 * at once, else on the calling thread.
+	 */
+	@Override
+	public CompletionStage<Reservation> tryAcquireAllAsync(List<Acquisition> acquisitions) {
+		DynamoDbCalls async = this.asyncCalls;
+		if (async == null) {
+			return RateLimitStore.super.tryAcquireAllAsync(acquisitions);
+		}
+		long now = now();
+		return DynamoDbCalls.unwrapped(OneByOne.tryAcquireAllAsync(acquisitions, () -> now,
+				(acquisition, at) -> decide(async, acquisition.policy(), acquisition.key(), acquisition.cost(), at),
+				this));
 	}
 
 	/**
@@ -149,25 +178,44 @@ public final class DynamoDbRateLimitStore implements RateLimitStore {
 	 */
 	@Override
 	public void refund(Acquisition acquisition, long countedAtMillis) {
+		DynamoDbCalls.join(refund(this.calls, acquisition, countedAtMillis));
+	}
+
+	/** Give back as {@link #refundAll} does: on the asynchronous client if the store was given one, all at once. */
+	@Override
+	public CompletionStage<Void> refundAllAsync(List<Acquisition> acquisitions, long[] countedAtMillis) {
+		DynamoDbCalls async = this.asyncCalls;
+		if (async == null) {
+			return RateLimitStore.super.refundAllAsync(acquisitions, countedAtMillis);
+		}
+		CompletableFuture<?>[] given = new CompletableFuture<?>[acquisitions.size()];
+		for (int i = 0; i < given.length; i++) {
+			given[i] = refund(async, acquisitions.get(i), countedAtMillis[i]);
+		}
+		return DynamoDbCalls.unwrapped(CompletableFuture.allOf(given));
+	}
+
+	private CompletableFuture<DynamoDbCalls.Update> refund(DynamoDbCalls calls, Acquisition acquisition,
+			long countedAtMillis) {
 		RateLimitPolicy policy = acquisition.policy();
-		long deadline = this.calls.deadline();
-		switch (policy.algorithm()) {
+		long deadline = calls.deadline();
+		return switch (policy.algorithm()) {
 			case FIXED, SLIDING_COUNTER -> {
 				long window = policy.windowMillis();
 				long start = countedAtMillis - Math.floorMod(countedAtMillis, window);
-				this.calls.update(this.keys.window(policy, acquisition.key(), start), "ADD #c :back", "#c >= :cost",
+				yield calls.update(this.keys.window(policy, acquisition.key(), start), "ADD #c :back", "#c >= :cost",
 						Map.of("#c", "count"), Map.of(":back", DynamoDbCalls.number(-acquisition.cost()), ":cost",
 								DynamoDbCalls.number(acquisition.cost())),
 						deadline);
 			}
 			case TOKEN_BUCKET, LEAKY_BUCKET -> {
 				long need = acquisition.cost() * policy.unitsPerToken();
-				this.calls.update(this.keys.bucket(policy, acquisition.key()), "ADD #x :back", "#x >= :need",
+				yield calls.update(this.keys.bucket(policy, acquisition.key()), "ADD #x :back", "#x >= :need",
 						Map.of("#x", "level"),
 						Map.of(":back", DynamoDbCalls.number(-need), ":need", DynamoDbCalls.number(need)), deadline);
 			}
 			case SLIDING_LOG -> throw unsupported(policy);
-		}
+		};
 	}
 
 	@Override
@@ -175,14 +223,20 @@ public final class DynamoDbRateLimitStore implements RateLimitStore {
 		return now();
 	}
 
-	private Decision decide(RateLimitPolicy policy, String key, long cost, long now) {
-		this.names.check(policy);
-		return switch (policy.algorithm()) {
-			case FIXED -> this.fixedWindows.decide(policy, key, now, cost);
-			case SLIDING_COUNTER -> this.slidingCounters.decide(policy, key, now, cost);
-			case TOKEN_BUCKET, LEAKY_BUCKET -> this.buckets.decide(policy, key, now, cost);
-			case SLIDING_LOG -> throw unsupported(policy);
-		};
+	private CompletableFuture<Decision> decide(DynamoDbCalls calls, RateLimitPolicy policy, String key, long cost,
+			long now) {
+		try {
+			this.names.check(policy);
+			return switch (policy.algorithm()) {
+				case FIXED -> this.fixedWindows.decide(calls, policy, key, now, cost);
+				case SLIDING_COUNTER -> this.slidingCounters.decide(calls, policy, key, now, cost);
+				case TOKEN_BUCKET, LEAKY_BUCKET -> this.buckets.decide(calls, policy, key, now, cost);
+				case SLIDING_LOG -> throw unsupported(policy);
+			};
+		}
+		catch (RuntimeException ex) {
+			return CompletableFuture.failedFuture(ex);
+		}
 	}
 
 	@Override
@@ -256,6 +310,8 @@ public final class DynamoDbRateLimitStore implements RateLimitStore {
 
 		private boolean createTable;
 
+		private @Nullable DynamoDbAsyncClient asyncClient;
+
 		private Builder(DynamoDbClient client) {
 			this.client = client;
 		}
@@ -319,6 +375,18 @@ public final class DynamoDbRateLimitStore implements RateLimitStore {
 		 */
 		public Builder createTable(boolean createTable) {
 			this.createTable = createTable;
+			return this;
+		}
+
+		/**
+		 * Set the asynchronous client that {@link DynamoDbRateLimitStore#tryAcquireAllAsync} decides on, so that no
+		 * thread waits for DynamoDB; without one, it decides on the calling thread. Its own retry strategy is not used
+		 * for decisions either.
+		 * @param asyncClient the asynchronous DynamoDB client, for the same endpoint and table as the other
+		 * @return this builder
+		 */
+		public Builder asyncClient(@Nullable DynamoDbAsyncClient asyncClient) {
+			this.asyncClient = asyncClient;
 			return this;
 		}
 

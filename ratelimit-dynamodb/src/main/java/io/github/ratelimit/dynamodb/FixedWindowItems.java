@@ -2,6 +2,7 @@ package io.github.ratelimit.dynamodb;
 
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.RateLimitPolicy;
@@ -21,45 +22,44 @@ final class FixedWindowItems {
 
 	private static final Map<String, String> NAMES = Map.of("#c", "count", "#t", "ttl");
 
-	private final DynamoDbCalls calls;
-
 	private final ItemKeys keys;
 
-	FixedWindowItems(DynamoDbCalls calls, ItemKeys keys) {
-		this.calls = calls;
+	FixedWindowItems(ItemKeys keys) {
 		this.keys = keys;
 	}
 
-	Decision decide(RateLimitPolicy policy, String key, long now, long cost) {
-		long deadline = this.calls.deadline();
+	CompletableFuture<Decision> decide(DynamoDbCalls calls, RateLimitPolicy policy, String key, long now, long cost) {
+		long deadline = calls.deadline();
 		long limit = policy.limit();
 		long window = policy.windowMillis();
 		long start = now - Math.floorMod(now, window);
 		long reset = start + window - now;
 		String pk = this.keys.window(policy, key, start);
 		if (cost > limit) {
-			long count = DynamoDbCalls.number(this.calls.get(pk, deadline), "count", 0);
-			return Decision.rejected(limit, Math.max(0, limit - count), reset, Decision.NEVER, reset);
+			return calls.get(pk, deadline).thenApply((item) -> Decision.rejected(limit,
+					Math.max(0, limit - DynamoDbCalls.number(item, "count", 0)), reset, Decision.NEVER, reset));
 		}
-		DynamoDbCalls.Update update = this.calls.update(pk, "ADD #c :cost SET #t = :ttl",
-				"attribute_not_exists(#c) OR #c <= :room", NAMES,
+		return calls.update(pk, "ADD #c :cost SET #t = :ttl", "attribute_not_exists(#c) OR #c <= :room", NAMES,
 				Map.of(":cost", DynamoDbCalls.number(cost), ":ttl", DynamoDbCalls.ttl(start + window), ":room",
 						DynamoDbCalls.number(limit - cost)),
-				deadline);
-		if (update.applied()) {
-			long count = DynamoDbCalls.number(update.attributes(), "count", cost);
-			return Decision.allowed(limit, Math.max(0, limit - count), reset, reset);
-		}
-		long count;
-		if (update.attributes() != null) {
-			count = DynamoDbCalls.number(update.attributes(), "count", 0);
-		}
-		else if (cost == 1) {
-			count = limit;
-		}
-		else {
-			count = DynamoDbCalls.number(this.calls.get(pk, deadline), "count", 0);
-		}
+				deadline)
+			.thenCompose((update) -> {
+				if (update.applied()) {
+					long count = DynamoDbCalls.number(update.attributes(), "count", cost);
+					return CompletableFuture.completedFuture(
+							Decision.allowed(limit, Math.max(0, limit - count), reset, reset));
+				}
+				if (update.attributes() != null || cost == 1) {
+					long count = (update.attributes() != null)
+							? DynamoDbCalls.number(update.attributes(), "count", 0) : limit;
+					return CompletableFuture.completedFuture(rejected(limit, count, reset));
+				}
+				return calls.get(pk, deadline)
+					.thenApply((item) -> rejected(limit, DynamoDbCalls.number(item, "count", 0), reset));
+			});
+	}
+
+	private static Decision rejected(long limit, long count, long reset) {
 		return Decision.rejected(limit, Math.max(0, limit - count), reset, reset, reset);
 	}
 

@@ -2,6 +2,7 @@ package io.github.ratelimit.dynamodb;
 
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 
 import io.github.ratelimit.Decision;
@@ -31,63 +32,71 @@ final class SlidingCounterItems {
 
 	private static final Map<String, String> NAMES = Map.of("#c", "count", "#t", "ttl");
 
-	private final DynamoDbCalls calls;
-
 	private final ItemKeys keys;
 
 	private final Map<String, Long> previousCounts = new ConcurrentHashMap<>();
 
-	SlidingCounterItems(DynamoDbCalls calls, ItemKeys keys) {
-		this.calls = calls;
+	SlidingCounterItems(ItemKeys keys) {
 		this.keys = keys;
 	}
 
-	Decision decide(RateLimitPolicy policy, String key, long now, long cost) {
-		long deadline = this.calls.deadline();
+	CompletableFuture<Decision> decide(DynamoDbCalls calls, RateLimitPolicy policy, String key, long now, long cost) {
+		long deadline = calls.deadline();
 		long limit = policy.limit();
 		long window = policy.windowMillis();
 		long start = now - Math.floorMod(now, window);
 		long elapsed = now - start;
 		String pk = this.keys.window(policy, key, start);
-		long previous = previousCount(this.keys.window(policy, key, start - window),
-				elapsed >= Math.min(SETTLE_MILLIS, window / 2), deadline);
-		long budget = limit * window - previous * (window - elapsed);
-		long mostCurrent = Math.floorDiv(budget, window) - cost;
-		if (cost <= limit && mostCurrent >= 0) {
-			DynamoDbCalls.Update update = this.calls.update(pk, "ADD #c :cost SET #t = :ttl",
-					"attribute_not_exists(#c) OR #c <= :room", NAMES,
-					Map.of(":cost", DynamoDbCalls.number(cost), ":ttl", DynamoDbCalls.ttl(start + 2 * window),
-							":room", DynamoDbCalls.number(mostCurrent)),
-					deadline);
-			if (update.applied()) {
-				long current = DynamoDbCalls.number(update.attributes(), "count", cost);
-				long remaining = Math.max(0, budget / window - current);
-				return Decision.allowed(limit, remaining, reset(start, window, now, current, previous),
-						nextUnit(limit, window, elapsed, current, previous, remaining));
-			}
-			if (update.attributes() != null) {
-				return rejected(policy, now, cost, start, previous, budget,
-						DynamoDbCalls.number(update.attributes(), "count", 0));
-			}
-		}
-		return rejected(policy, now, cost, start, previous, budget,
-				DynamoDbCalls.number(this.calls.get(pk, deadline), "count", 0));
+		return previousCount(calls, this.keys.window(policy, key, start - window),
+				elapsed >= Math.min(SETTLE_MILLIS, window / 2), deadline)
+			.thenCompose((previous) -> {
+				long budget = limit * window - previous * (window - elapsed);
+				long mostCurrent = Math.floorDiv(budget, window) - cost;
+				if (cost > limit || mostCurrent < 0) {
+					return rejectedAfterRead(calls, pk, deadline, policy, now, cost, start, previous, budget);
+				}
+				return calls.update(pk, "ADD #c :cost SET #t = :ttl", "attribute_not_exists(#c) OR #c <= :room", NAMES,
+						Map.of(":cost", DynamoDbCalls.number(cost), ":ttl", DynamoDbCalls.ttl(start + 2 * window),
+								":room", DynamoDbCalls.number(mostCurrent)),
+						deadline)
+					.thenCompose((update) -> {
+						if (update.applied()) {
+							long current = DynamoDbCalls.number(update.attributes(), "count", cost);
+							long remaining = Math.max(0, budget / window - current);
+							return CompletableFuture.completedFuture(Decision.allowed(limit, remaining,
+									reset(start, window, now, current, previous),
+									nextUnit(limit, window, elapsed, current, previous, remaining)));
+						}
+						if (update.attributes() != null) {
+							return CompletableFuture.completedFuture(rejected(policy, now, cost, start, previous,
+									budget, DynamoDbCalls.number(update.attributes(), "count", 0)));
+						}
+						return rejectedAfterRead(calls, pk, deadline, policy, now, cost, start, previous, budget);
+					});
+			});
 	}
 
-	private long previousCount(String pk, boolean settled, long deadline) {
+	private static CompletableFuture<Decision> rejectedAfterRead(DynamoDbCalls calls, String pk, long deadline,
+			RateLimitPolicy policy, long now, long cost, long start, long previous, long budget) {
+		return calls.get(pk, deadline).thenApply((item) -> rejected(policy, now, cost, start, previous, budget,
+				DynamoDbCalls.number(item, "count", 0)));
+	}
+
+	private CompletableFuture<Long> previousCount(DynamoDbCalls calls, String pk, boolean settled, long deadline) {
 		Long known = this.previousCounts.get(pk);
 		if (known != null) {
-			return known;
+			return CompletableFuture.completedFuture(known);
 		}
-		long count = DynamoDbCalls.number(this.calls.get(pk, deadline), "count", 0);
-		if (!settled) {
+		return calls.get(pk, deadline).thenApply((item) -> {
+			long count = DynamoDbCalls.number(item, "count", 0);
+			if (settled) {
+				if (this.previousCounts.size() >= MAX_REMEMBERED_WINDOWS) {
+					this.previousCounts.clear();
+				}
+				this.previousCounts.put(pk, count);
+			}
 			return count;
-		}
-		if (this.previousCounts.size() >= MAX_REMEMBERED_WINDOWS) {
-			this.previousCounts.clear();
-		}
-		this.previousCounts.put(pk, count);
-		return count;
+		});
 	}
 
 	private static Decision rejected(RateLimitPolicy policy, long now, long cost, long start, long previous,

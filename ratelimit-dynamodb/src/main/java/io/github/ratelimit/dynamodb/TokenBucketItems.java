@@ -1,6 +1,7 @@
 package io.github.ratelimit.dynamodb;
 
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.RateLimitPolicy;
@@ -35,25 +36,31 @@ final class TokenBucketItems {
 
 	private static final Map<String, String> NAMES = Map.of("#x", "level", "#b", "base", "#t", "ttl");
 
-	private final DynamoDbCalls calls;
-
 	private final ItemKeys keys;
 
-	TokenBucketItems(DynamoDbCalls calls, ItemKeys keys) {
-		this.calls = calls;
+	TokenBucketItems(ItemKeys keys) {
 		this.keys = keys;
 	}
 
-	Decision decide(RateLimitPolicy policy, String key, long now, long cost) {
-		long deadline = this.calls.deadline();
+	CompletableFuture<Decision> decide(DynamoDbCalls calls, RateLimitPolicy policy, String key, long now, long cost) {
+		return attempt(calls, policy, key, now, cost, calls.deadline(), 0);
+	}
+
+	/** One read and, when the request passes, one conditional write; another attempt when the write conflicted. */
+	private CompletableFuture<Decision> attempt(DynamoDbCalls calls, RateLimitPolicy policy, String key, long now,
+			long cost, long deadline, int attempt) {
+		if (attempt >= MAX_ATTEMPTS) {
+			return CompletableFuture.failedFuture(new RateLimitStoreException("DynamoDB item of key '"
+					+ StoreKeys.escape(key) + "' of policy '" + StoreKeys.escape(policy.name()) + "' changed under "
+					+ MAX_ATTEMPTS + " attempts in a row"));
+		}
 		String pk = this.keys.bucket(policy, key);
 		long perToken = policy.unitsPerToken();
 		long perMilli = policy.unitsPerMilli();
 		long burst = policy.burst();
 		long capacity = burst * perToken;
 		long need = cost * perToken;
-		for (int attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-			Map<String, AttributeValue> item = this.calls.get(pk, deadline);
+		return calls.get(pk, deadline).thenCompose((item) -> {
 			boolean exists = item.containsKey("level") && item.containsKey("base");
 			long stored = DynamoDbCalls.number(item, "level", 0);
 			long base = DynamoDbCalls.number(item, "base", now);
@@ -64,59 +71,67 @@ final class TokenBucketItems {
 			long reset = ceilDiv(capacity - tokens, perMilli);
 			long next = ceilDiv(perToken - tokens % perToken, perMilli);
 			if (cost > burst) {
-				return Decision.rejected(burst, tokens / perToken, reset, Decision.NEVER, next);
+				return done(Decision.rejected(burst, tokens / perToken, reset, Decision.NEVER, next));
 			}
 			if (tokens < need) {
-				return Decision.rejected(burst, tokens / perToken, reset, ceilDiv(need - tokens, perMilli), next);
+				return done(Decision.rejected(burst, tokens / perToken, reset, ceilDiv(need - tokens, perMilli), next));
 			}
 			AttributeValue ttl = DynamoDbCalls.ttl(t + ceilDiv(capacity, perMilli));
-			DynamoDbCalls.Update update;
+			boolean large = drained > Long.MAX_VALUE / 4 || stored > Long.MAX_VALUE / 4;
+			if (exists && !large && level > 0) {
+				// The stored level only ever grows, so once above what has drained it stays there: concurrent adds
+				// fail only when the bucket is out of tokens, or the base moved.
+				return calls.update(pk, "ADD #x :need SET #t = :ttl", "#b = :base AND #x > :drained AND #x <= :most",
+						NAMES,
+						Map.of(":need", DynamoDbCalls.number(need), ":ttl", ttl, ":base", DynamoDbCalls.number(base),
+								":drained", DynamoDbCalls.number(drained), ":most",
+								DynamoDbCalls.number(capacity - need + drained)),
+						deadline)
+					.thenCompose((update) -> {
+						if (!update.applied()) {
+							return attempt(calls, policy, key, now, cost, deadline, attempt + 1);
+						}
+						long levelAfter = Math.max(0,
+								DynamoDbCalls.number(update.attributes(), "level", stored + need) - drained);
+						long left = Math.max(0, capacity - levelAfter);
+						return done(Decision.allowed(burst, left / perToken, ceilDiv(levelAfter, perMilli),
+								ceilDiv(perToken - left % perToken, perMilli)));
+					});
+			}
+			CompletableFuture<DynamoDbCalls.Update> update;
 			if (!exists) {
-				update = this.calls.update(pk, "SET #x = :x, #b = :b, #t = :ttl", "attribute_not_exists(#x)", NAMES,
+				update = calls.update(pk, "SET #x = :x, #b = :b, #t = :ttl", "attribute_not_exists(#x)", NAMES,
 						Map.of(":x", DynamoDbCalls.number(need), ":b", DynamoDbCalls.number(t), ":ttl", ttl),
 						deadline);
 			}
-			else if (drained > Long.MAX_VALUE / 4 || stored > Long.MAX_VALUE / 4) {
+			else if (large) {
 				// Numbers grown large over a long life: count from this instant (rare, so exact matching is fine).
-				update = this.calls.update(pk, "SET #x = :x, #b = :b, #t = :ttl", "#b = :base AND #x = :stored", NAMES,
+				update = calls.update(pk, "SET #x = :x, #b = :b, #t = :ttl", "#b = :base AND #x = :stored", NAMES,
 						Map.of(":x", DynamoDbCalls.number(level + need), ":b", DynamoDbCalls.number(t), ":ttl", ttl,
 								":base", DynamoDbCalls.number(base), ":stored", DynamoDbCalls.number(stored)),
 						deadline);
 			}
-			else if (level == 0) {
+			else {
 				// Drained: the level restarts from this request's units. The base stays, so that concurrent adds
 				// computed against it remain valid.
-				update = this.calls.update(pk, "SET #x = :x, #t = :ttl", "#b = :base AND #x <= :drained", NAMES,
+				update = calls.update(pk, "SET #x = :x, #t = :ttl", "#b = :base AND #x <= :drained", NAMES,
 						Map.of(":x", DynamoDbCalls.number(drained + need), ":ttl", ttl, ":base",
 								DynamoDbCalls.number(base), ":drained", DynamoDbCalls.number(drained)),
 						deadline);
 			}
-			else {
-				// The stored level only ever grows, so once above what has drained it stays there: concurrent adds
-				// fail only when the bucket is out of tokens, or the base moved.
-				update = this.calls.update(pk, "ADD #x :need SET #t = :ttl",
-						"#b = :base AND #x > :drained AND #x <= :most", NAMES,
-						Map.of(":need", DynamoDbCalls.number(need), ":ttl", ttl, ":base", DynamoDbCalls.number(base),
-								":drained", DynamoDbCalls.number(drained), ":most",
-								DynamoDbCalls.number(capacity - need + drained)),
-						deadline);
-				if (update.applied()) {
-					long levelAfter = Math.max(0,
-							DynamoDbCalls.number(update.attributes(), "level", stored + need) - drained);
-					long left = Math.max(0, capacity - levelAfter);
-					return Decision.allowed(burst, left / perToken, ceilDiv(levelAfter, perMilli),
-							ceilDiv(perToken - left % perToken, perMilli));
+			return update.thenCompose((written) -> {
+				if (!written.applied()) {
+					return attempt(calls, policy, key, now, cost, deadline, attempt + 1);
 				}
-				continue;
-			}
-			if (update.applied()) {
 				long left = capacity - (level + need);
-				return Decision.allowed(burst, left / perToken, ceilDiv(level + need, perMilli),
-						ceilDiv(perToken - left % perToken, perMilli));
-			}
-		}
-		throw new RateLimitStoreException("DynamoDB item of key '" + StoreKeys.escape(key) + "' of policy '"
-				+ StoreKeys.escape(policy.name()) + "' changed under " + MAX_ATTEMPTS + " attempts in a row");
+				return done(Decision.allowed(burst, left / perToken, ceilDiv(level + need, perMilli),
+						ceilDiv(perToken - left % perToken, perMilli)));
+			});
+		});
+	}
+
+	private static CompletableFuture<Decision> done(Decision decision) {
+		return CompletableFuture.completedFuture(decision);
 	}
 
 	String itemToReset(RateLimitPolicy policy, String key) {

@@ -11,7 +11,9 @@ import io.github.ratelimit.limiter.RateLimiter;
 import io.github.ratelimit.test.Dynalite;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+import software.amazon.awssdk.services.dynamodb.DynamoDbAsyncClient;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -29,6 +31,11 @@ class DynamoDbFailureModeTests {
 
 	private DynamoDbClient client;
 
+	private DynamoDbAsyncClient asyncClient;
+
+	/** Whether the test asks through the non-blocking path, on the asynchronous client. */
+	private boolean nonBlocking;
+
 	private RateLimiter limiter;
 
 	@BeforeEach
@@ -36,7 +43,9 @@ class DynamoDbFailureModeTests {
 		assumeTrue(Dynalite.isAvailable(), "node is not installed");
 		this.dynalite = Dynalite.start();
 		this.client = DynamoDbClients.client(this.dynalite.endpoint());
+		this.asyncClient = DynamoDbClients.asyncClient(this.dynalite.endpoint());
 		DynamoDbRateLimitStore store = DynamoDbRateLimitStore.builder(this.client)
+			.asyncClient(this.asyncClient)
 			.table(DynamoDbClients.newTable())
 			.createTable(true)
 			.clock(this.clock)
@@ -56,37 +65,47 @@ class DynamoDbFailureModeTests {
 		if (this.client != null) {
 			this.client.close();
 		}
+		if (this.asyncClient != null) {
+			this.asyncClient.close();
+		}
 		if (this.dynalite != null) {
 			this.dynalite.close();
 		}
 	}
 
-	@Test
-	void whileTheServerIsDownEachPolicyFollowsItsFailureModeAndAfterTheRestartTheCountsAreBack() {
+	@ParameterizedTest(name = "non-blocking: {0}")
+	@ValueSource(booleans = { false, true })
+	void whileTheServerIsDownEachPolicyFollowsItsFailureModeAndAfterTheRestartTheCountsAreBack(boolean nonBlocking) {
+		this.nonBlocking = nonBlocking;
 		RateLimitPolicy open = policy("open", FailureMode.ALLOW);
 		RateLimitPolicy closed = policy("closed", FailureMode.DENY);
 		RateLimitPolicy local = policy("local", FailureMode.LOCAL);
 		for (RateLimitPolicy policy : new RateLimitPolicy[] { open, closed, local }) {
-			assertThat(this.limiter.tryAcquire(policy, "k").origin()).isEqualTo(Decision.Origin.STORE);
-			assertThat(this.limiter.tryAcquire(policy, "k").remaining()).isEqualTo(1);
+			assertThat(decide(policy, "k").origin()).isEqualTo(Decision.Origin.STORE);
+			assertThat(decide(policy, "k").remaining()).isEqualTo(1);
 		}
 		this.dynalite.kill();
-		assertThat(this.limiter.tryAcquire(open, "k").origin()).isEqualTo(Decision.Origin.FAIL_OPEN);
-		Decision denied = this.limiter.tryAcquire(closed, "k");
+		assertThat(decide(open, "k").origin()).isEqualTo(Decision.Origin.FAIL_OPEN);
+		Decision denied = decide(closed, "k");
 		assertThat(denied.origin()).isEqualTo(Decision.Origin.FAIL_CLOSED);
 		assertThat(denied.allowed()).isFalse();
-		assertThat(this.limiter.tryAcquire(local, "k").origin()).isEqualTo(Decision.Origin.LOCAL_FALLBACK);
+		assertThat(decide(local, "k").origin()).isEqualTo(Decision.Origin.LOCAL_FALLBACK);
 		assertThat(this.limiter.isCircuitOpen(open, "k")).isTrue();
 
 		this.dynalite.restart();
 		this.clock.advance(Duration.ofSeconds(6)); // past the open duration: the next request probes the store
 		for (RateLimitPolicy policy : new RateLimitPolicy[] { open, closed, local }) {
-			Decision last = this.limiter.tryAcquire(policy, "k");
+			Decision last = decide(policy, "k");
 			assertThat(last.origin()).isEqualTo(Decision.Origin.STORE);
 			assertThat(last.remaining()).as("%s: the two counted before the kill are still there", policy.name())
 				.isZero();
-			assertThat(this.limiter.tryAcquire(policy, "k").allowed()).isFalse();
+			assertThat(decide(policy, "k").allowed()).isFalse();
 		}
+	}
+
+	private Decision decide(RateLimitPolicy policy, String key) {
+		return this.nonBlocking ? this.limiter.tryAcquireAsync(policy, key, 1).toCompletableFuture().join()
+				: this.limiter.tryAcquire(policy, key);
 	}
 
 	private static RateLimitPolicy policy(String name, FailureMode failureMode) {

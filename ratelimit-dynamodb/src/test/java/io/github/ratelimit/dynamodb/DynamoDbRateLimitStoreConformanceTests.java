@@ -1,11 +1,14 @@
 package io.github.ratelimit.dynamodb;
 
+import java.time.Duration;
+
 import io.github.ratelimit.TimeSource;
 import io.github.ratelimit.conformance.RateLimitStoreConformanceTests;
 import io.github.ratelimit.store.RateLimitStore;
 import io.github.ratelimit.test.Dynalite;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import software.amazon.awssdk.services.dynamodb.DynamoDbAsyncClient;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
@@ -19,6 +22,8 @@ class DynamoDbRateLimitStoreConformanceTests extends RateLimitStoreConformanceTe
 
 	private static DynamoDbClient client;
 
+	private static DynamoDbAsyncClient asyncClient;
+
 	private static String table;
 
 	@BeforeAll
@@ -26,6 +31,7 @@ class DynamoDbRateLimitStoreConformanceTests extends RateLimitStoreConformanceTe
 		assumeTrue(Dynalite.isAvailable(), "node is not installed");
 		dynalite = Dynalite.start();
 		client = DynamoDbClients.client(dynalite.endpoint());
+		asyncClient = DynamoDbClients.asyncClient(dynalite.endpoint());
 		table = DynamoDbClients.newTable();
 		DynamoDbRateLimitStore.builder(client).table(table).createTable(true).build().start();
 	}
@@ -35,6 +41,9 @@ class DynamoDbRateLimitStoreConformanceTests extends RateLimitStoreConformanceTe
 		if (client != null) {
 			client.close();
 		}
+		if (asyncClient != null) {
+			asyncClient.close();
+		}
 		if (dynalite != null) {
 			dynalite.close();
 		}
@@ -42,7 +51,11 @@ class DynamoDbRateLimitStoreConformanceTests extends RateLimitStoreConformanceTe
 
 	@Override
 	protected RateLimitStore createStore(TimeSource clock) {
-		return DynamoDbRateLimitStore.builder(client).table(table).clock(clock).timeout(java.time.Duration.ofSeconds(10))
+		return DynamoDbRateLimitStore.builder(client)
+			.asyncClient(nonBlocking() ? asyncClient : null)
+			.table(table)
+			.clock(clock)
+			.timeout(Duration.ofSeconds(10))
 			.build();
 	}
 

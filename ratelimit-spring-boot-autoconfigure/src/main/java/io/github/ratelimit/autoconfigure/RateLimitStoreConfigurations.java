@@ -8,14 +8,18 @@ import io.github.ratelimit.store.RateLimitStore;
 import org.jspecify.annotations.Nullable;
 import software.amazon.awssdk.core.exception.SdkClientException;
 import software.amazon.awssdk.regions.Region;
+import software.amazon.awssdk.services.dynamodb.DynamoDbAsyncClient;
+import software.amazon.awssdk.services.dynamodb.DynamoDbAsyncClientBuilder;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClientBuilder;
 
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.boot.autoconfigure.condition.ConditionOutcome;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.boot.autoconfigure.condition.SpringBootCondition;
 import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
 import org.springframework.context.annotation.Bean;
@@ -72,16 +76,44 @@ final class RateLimitStoreConfigurations {
 			}
 		}
 
+		/**
+		 * In a reactive application, the asynchronous client its decisions are made on, so that no event loop waits
+		 * for DynamoDB: same region and endpoint as the other.
+		 */
+		@Bean
+		@ConditionalOnMissingBean(DynamoDbAsyncClient.class)
+		@ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.REACTIVE)
+		DynamoDbAsyncClient rateLimitDynamoDbAsyncClient(RateLimitProperties properties) {
+			RateLimitProperties.DynamoDb dynamodb = properties.getDynamodb();
+			DynamoDbAsyncClientBuilder builder = DynamoDbAsyncClient.builder();
+			if (dynamodb.getRegion() != null) {
+				builder.region(Region.of(dynamodb.getRegion()));
+			}
+			if (dynamodb.getEndpoint() != null) {
+				builder.endpointOverride(dynamodb.getEndpoint());
+			}
+			try {
+				return builder.build();
+			}
+			catch (SdkClientException ex) {
+				throw new DynamoDbStoreUnavailableException("the asynchronous DynamoDB client cannot be built ("
+						+ ex.getMessage() + "); set ratelimit.dynamodb.region (or AWS_REGION), add an asynchronous HTTP "
+						+ "client (software.amazon.awssdk:netty-nio-client), or define a DynamoDbAsyncClient bean", ex);
+			}
+		}
+
 		/** About what one DynamoDB item takes: a partition's 1,000 write units a second. */
 		private static final double ITEM_WRITES_PER_SECOND = 1_000;
 
 		@Bean(initMethod = "start")
 		@ConditionalOnMissingBean(RateLimitStore.class)
-		DynamoDbRateLimitStore dynamoDbRateLimitStore(DynamoDbClient dynamoDbClient, RateLimitProperties properties,
+		DynamoDbRateLimitStore dynamoDbRateLimitStore(DynamoDbClient dynamoDbClient,
+				ObjectProvider<DynamoDbAsyncClient> dynamoDbAsyncClient, RateLimitProperties properties,
 				TimeSource rateLimitTimeSource) {
 			properties.getPolicies().forEach(RateLimitStoreConfigurations::checkOneItemCanTakeIt);
 			RateLimitProperties.DynamoDb dynamodb = properties.getDynamodb();
 			return DynamoDbRateLimitStore.builder(dynamoDbClient)
+				.asyncClient(dynamoDbAsyncClient.getIfUnique())
 				.table(dynamodb.getTable())
 				.keyPrefix(dynamodb.getKeyPrefix())
 				.timeout(dynamodb.getTimeout())

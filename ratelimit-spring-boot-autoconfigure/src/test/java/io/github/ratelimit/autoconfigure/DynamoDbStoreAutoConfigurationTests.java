@@ -1,21 +1,28 @@
 package io.github.ratelimit.autoconfigure;
 
 import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
 
+import io.github.ratelimit.RateLimitPolicy;
 import io.github.ratelimit.engine.InvalidRateLimitPolicyException;
 import io.github.ratelimit.dynamodb.DynamoDbClients;
 import io.github.ratelimit.dynamodb.DynamoDbRateLimitStore;
 import io.github.ratelimit.integration.HotController;
 import io.github.ratelimit.memory.InMemoryRateLimitStore;
+import io.github.ratelimit.store.Acquisition;
+import io.github.ratelimit.store.Reservation;
 import io.github.ratelimit.test.Dynalite;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import software.amazon.awssdk.services.dynamodb.DynamoDbAsyncClient;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
 import org.springframework.boot.test.context.FilteredClassLoader;
+import org.springframework.boot.test.context.runner.ReactiveWebApplicationContextRunner;
 import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -62,6 +69,29 @@ class DynamoDbStoreAutoConfigurationTests {
 				assertThat(context.getBean(RateLimitProperties.class).getDynamodb().getTimeout())
 					.isEqualTo(Duration.ofSeconds(2));
 			});
+	}
+
+	@Test
+	void aReactiveApplicationDecidesOnTheAsynchronousClientAndAServletOneHasNone() {
+		String table = DynamoDbClients.newTable();
+		new ReactiveWebApplicationContextRunner()
+			.withConfiguration(AutoConfigurations.of(RateLimitAutoConfiguration.class))
+			.withSystemProperties("aws.accessKeyId=test", "aws.secretAccessKey=test")
+			.withPropertyValues(local(table))
+			.run((context) -> {
+				DynamoDbAsyncClient asyncClient = context.getBean(DynamoDbAsyncClient.class);
+				assertThat(asyncClient.serviceClientConfiguration().endpointOverride()).contains(dynalite.endpoint());
+				RateLimitPolicy policy = RateLimitPolicy.builder("p").limit(1).window(Duration.ofMinutes(1)).build();
+				Reservation first = context.getBean(DynamoDbRateLimitStore.class)
+					.tryAcquireAllAsync(List.of(new Acquisition(policy, "k", 1)))
+					.toCompletableFuture()
+					.get(10, TimeUnit.SECONDS);
+				assertThat(first.decisions().get(0).allowed()).isTrue();
+				assertThat(context.getBean(DynamoDbRateLimitStore.class).tryAcquire(policy, "k", 1).allowed())
+					.as("the same item, whichever client wrote it").isFalse();
+			});
+		this.runner.withPropertyValues(local(DynamoDbClients.newTable()))
+			.run((context) -> assertThat(context).doesNotHaveBean(DynamoDbAsyncClient.class));
 	}
 
 	@Test

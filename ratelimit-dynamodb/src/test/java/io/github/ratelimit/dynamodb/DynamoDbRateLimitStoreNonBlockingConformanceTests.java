@@ -1,0 +1,14 @@
+package io.github.ratelimit.dynamodb;
+
+/**
+ * The whole conformance suite against dynalite, through the store's non-blocking methods on the SDK's asynchronous
+ * client.
+ */
+class DynamoDbRateLimitStoreNonBlockingConformanceTests extends DynamoDbRateLimitStoreConformanceTests {
+
+	@Override
+	protected boolean nonBlocking() {
+		return true;
+	}
+
+}
