@@ -10,6 +10,7 @@ import java.util.Base64;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import io.github.ratelimit.annotation.RateLimited;
 import io.github.ratelimit.engine.InvalidRateLimitPolicyException;
@@ -103,6 +104,31 @@ class WebFluxIntegrationTests {
 	}
 
 	@Test
+	void aKeyExpressionSeesTheExchange() throws Exception {
+		try (ConfigurableApplicationContext app = run()) {
+			String base = base(app);
+			for (int i = 0; i < 2; i++) {
+				assertThat(get(base + "/reports?tenant=acme", "198.51.100." + (30 + i)).statusCode()).isEqualTo(200);
+			}
+			assertThat(get(base + "/reports?tenant=acme", "198.51.100.40").statusCode()).as("acme, from anywhere")
+				.isEqualTo(429);
+			assertThat(get(base + "/reports?tenant=globex", "198.51.100.40").statusCode()).isEqualTo(200);
+		}
+	}
+
+	@Test
+	void everySubscriptionOfARetriedResultIsDecidedAgain() throws Exception {
+		try (ConfigurableApplicationContext app = run()) {
+			String base = base(app);
+			HttpResponse<String> retried = get(base + "/flaky", "198.51.100.50");
+			assertThat(retried.statusCode()).isEqualTo(200);
+			assertThat(app.getBean(FlakyService.class).calls()).as("two failures, then the answer").isEqualTo(3);
+			assertThat(get(base + "/flaky", "198.51.100.50").statusCode())
+				.as("three subscriptions took the policy's three units").isEqualTo(429);
+		}
+	}
+
+	@Test
 	void aKeyByThePrincipalCountsTheUserSpringSecurityAuthenticated() throws Exception {
 		try (ConfigurableApplicationContext app = run("--spring.security.user.name=alice",
 				"--spring.security.user.password=secret")) {
@@ -169,7 +195,7 @@ class WebFluxIntegrationTests {
 
 	@Configuration(proxyBeanMethods = false)
 	@EnableAutoConfiguration
-	@Import({ ReactiveController.class, Counted.class })
+	@Import({ ReactiveController.class, Counted.class, FlakyService.class })
 	static class ReactiveApplication {
 
 		/** Spring Security is on this module's test class path: everything is open, behind its web filter chain. */
@@ -188,8 +214,23 @@ class WebFluxIntegrationTests {
 
 		private final Counted counted;
 
-		ReactiveController(Counted counted) {
+		private final FlakyService flaky;
+
+		ReactiveController(Counted counted, FlakyService flaky) {
 			this.counted = counted;
+			this.flaky = flaky;
+		}
+
+		@GetMapping("/reports")
+		@RateLimited(name = "reports", limit = 2, window = "1m",
+				key = "#exchange.request.queryParams.getFirst('tenant')")
+		public Mono<String> reports() {
+			return Mono.just("reports");
+		}
+
+		@GetMapping("/flaky")
+		public Mono<String> flaky() {
+			return this.flaky.call().retry(5);
 		}
 
 		@GetMapping("/users/{userId}/orders")
@@ -229,6 +270,24 @@ class WebFluxIntegrationTests {
 	static class Counted {
 
 		volatile int calls;
+
+	}
+
+	/** Fails its first two calls: a caller that retries subscribes to its result again. */
+	static class FlakyService {
+
+		private final AtomicInteger calls = new AtomicInteger();
+
+		@RateLimited(name = "flaky", limit = 3, window = "1m")
+		public Mono<String> call() {
+			return Mono.defer(() -> (this.calls.incrementAndGet() <= 2) ? Mono.error(new IllegalStateException("flaky"))
+					: Mono.just("ok"));
+		}
+
+		/** The calls so far (a method: the bean is a proxy, whose own fields are not the instance's). */
+		public int calls() {
+			return this.calls.get();
+		}
 
 	}
 

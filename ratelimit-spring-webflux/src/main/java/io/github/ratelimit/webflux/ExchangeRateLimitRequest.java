@@ -95,6 +95,12 @@ final class ExchangeRateLimitRequest implements RateLimitRequest, RateLimitExcha
 		return this.exchange.getRequest();
 	}
 
+	/** The {@code ServerWebExchange}: key, cost and skip expressions see it as {@code #exchange}. */
+	@Override
+	public Object getNativeExchange() {
+		return this.exchange;
+	}
+
 	@Override
 	public @Nullable Object getAttribute(String name) {
 		return this.exchange.getAttribute(name);

@@ -77,6 +77,10 @@ final class RequestScope {
 			created.setVariable("request", (request != null) ? request.getNativeRequest() : null);
 			created.setVariable("principal", (request != null) ? request.getUserPrincipal() : null);
 			created.setVariable("clientIp", new ClientAddress(clientIp()));
+			Object exchange = (request != null) ? request.getNativeExchange() : null;
+			if (exchange != null && created.lookupVariable("exchange") == null) {
+				created.setVariable("exchange", exchange);
+			}
 			this.evaluationContext = created;
 			context = created;
 		}

@@ -54,6 +54,16 @@ public interface RateLimitRequest {
 	Object getNativeRequest();
 
 	/**
+	 * Return the web stack's exchange of request and response, if it has one (WebFlux's {@code ServerWebExchange}):
+	 * key, cost and skip expressions see it as {@code #exchange}, unless a method parameter has that name.
+	 * @return the native exchange, or {@code null}
+	 * @since 0.2.0
+	 */
+	default @Nullable Object getNativeExchange() {
+		return null;
+	}
+
+	/**
 	 * Return a request attribute.
 	 * @param name the attribute's name
 	 * @return its value, or {@code null}
