@@ -5,6 +5,8 @@ import io.github.ratelimit.dynamodb.DynamoDbRateLimitStore;
 import io.github.ratelimit.memory.InMemoryRateLimitStore;
 import io.github.ratelimit.redis.RedisRateLimitStore;
 import io.github.ratelimit.store.RateLimitStore;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 import software.amazon.awssdk.core.exception.SdkClientException;
 import software.amazon.awssdk.regions.Region;
@@ -27,6 +29,7 @@ import org.springframework.context.annotation.ConditionContext;
 import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.ConfigurationCondition;
+import org.springframework.core.env.Environment;
 import org.springframework.core.io.ResourceLoader;
 import org.springframework.core.type.AnnotatedTypeMetadata;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
@@ -42,6 +45,8 @@ import org.springframework.util.ClassUtils;
  */
 final class RateLimitStoreConfigurations {
 
+	private static final Log logger = LogFactory.getLog(RateLimitStoreConfigurations.class);
+
 	private static final String REDIS_STORE = "io.github.ratelimit.redis.RedisRateLimitStore";
 
 	private static final String DYNAMODB_STORE = "io.github.ratelimit.dynamodb.DynamoDbRateLimitStore";
@@ -56,50 +61,58 @@ final class RateLimitStoreConfigurations {
 	@ConditionalOnProperty(name = "ratelimit.store", havingValue = "dynamodb")
 	static class DynamoDb {
 
-		@Bean
-		@ConditionalOnMissingBean(DynamoDbClient.class)
-		DynamoDbClient rateLimitDynamoDbClient(RateLimitProperties properties) {
-			RateLimitProperties.DynamoDb dynamodb = properties.getDynamodb();
-			DynamoDbClientBuilder builder = DynamoDbClient.builder();
-			if (dynamodb.getRegion() != null) {
-				builder.region(Region.of(dynamodb.getRegion()));
-			}
-			if (dynamodb.getEndpoint() != null) {
-				builder.endpointOverride(dynamodb.getEndpoint());
-			}
-			try {
-				return builder.build();
-			}
-			catch (SdkClientException ex) {
-				throw new DynamoDbStoreUnavailableException("the DynamoDB client cannot be built (" + ex.getMessage()
-						+ "); set ratelimit.dynamodb.region (or AWS_REGION), or define a DynamoDbClient bean", ex);
-			}
-		}
-
 		/**
-		 * In a reactive application, the asynchronous client its decisions are made on, so that no event loop waits
-		 * for DynamoDB: same region and endpoint as the other.
+		 * The clients, built from {@code ratelimit.dynamodb.*} unless the application has its own: the blocking one, and
+		 * in a reactive application the asynchronous one its decisions are made on, so that no event loop waits for
+		 * DynamoDB. Both or neither: an asynchronous client built here beside an application's own blocking client
+		 * could reach another region, endpoint or account.
 		 */
-		@Bean
-		@ConditionalOnMissingBean(DynamoDbAsyncClient.class)
-		@ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.REACTIVE)
-		DynamoDbAsyncClient rateLimitDynamoDbAsyncClient(RateLimitProperties properties) {
-			RateLimitProperties.DynamoDb dynamodb = properties.getDynamodb();
-			DynamoDbAsyncClientBuilder builder = DynamoDbAsyncClient.builder();
-			if (dynamodb.getRegion() != null) {
-				builder.region(Region.of(dynamodb.getRegion()));
+		@Configuration(proxyBeanMethods = false)
+		@ConditionalOnMissingBean(DynamoDbClient.class)
+		static class Clients {
+
+			@Bean
+			DynamoDbClient rateLimitDynamoDbClient(RateLimitProperties properties) {
+				RateLimitProperties.DynamoDb dynamodb = properties.getDynamodb();
+				DynamoDbClientBuilder builder = DynamoDbClient.builder();
+				if (dynamodb.getRegion() != null) {
+					builder.region(Region.of(dynamodb.getRegion()));
+				}
+				if (dynamodb.getEndpoint() != null) {
+					builder.endpointOverride(dynamodb.getEndpoint());
+				}
+				try {
+					return builder.build();
+				}
+				catch (SdkClientException ex) {
+					throw new DynamoDbStoreUnavailableException("the DynamoDB client cannot be built (" + ex.getMessage()
+							+ "); set ratelimit.dynamodb.region (or AWS_REGION), or define a DynamoDbClient bean", ex);
+				}
 			}
-			if (dynamodb.getEndpoint() != null) {
-				builder.endpointOverride(dynamodb.getEndpoint());
+
+			@Bean
+			@ConditionalOnMissingBean(DynamoDbAsyncClient.class)
+			@ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.REACTIVE)
+			DynamoDbAsyncClient rateLimitDynamoDbAsyncClient(RateLimitProperties properties) {
+				RateLimitProperties.DynamoDb dynamodb = properties.getDynamodb();
+				DynamoDbAsyncClientBuilder builder = DynamoDbAsyncClient.builder();
+				if (dynamodb.getRegion() != null) {
+					builder.region(Region.of(dynamodb.getRegion()));
+				}
+				if (dynamodb.getEndpoint() != null) {
+					builder.endpointOverride(dynamodb.getEndpoint());
+				}
+				try {
+					return builder.build();
+				}
+				catch (SdkClientException ex) {
+					throw new DynamoDbStoreUnavailableException("the asynchronous DynamoDB client cannot be built ("
+							+ ex.getMessage() + "); set ratelimit.dynamodb.region (or AWS_REGION), add an asynchronous "
+							+ "HTTP client (software.amazon.awssdk:netty-nio-client), or define a DynamoDbAsyncClient "
+							+ "bean", ex);
+				}
 			}
-			try {
-				return builder.build();
-			}
-			catch (SdkClientException ex) {
-				throw new DynamoDbStoreUnavailableException("the asynchronous DynamoDB client cannot be built ("
-						+ ex.getMessage() + "); set ratelimit.dynamodb.region (or AWS_REGION), add an asynchronous HTTP "
-						+ "client (software.amazon.awssdk:netty-nio-client), or define a DynamoDbAsyncClient bean", ex);
-			}
+
 		}
 
 		/** About what one DynamoDB item takes: a partition's 1,000 write units a second. */
@@ -109,11 +122,17 @@ final class RateLimitStoreConfigurations {
 		@ConditionalOnMissingBean(RateLimitStore.class)
 		DynamoDbRateLimitStore dynamoDbRateLimitStore(DynamoDbClient dynamoDbClient,
 				ObjectProvider<DynamoDbAsyncClient> dynamoDbAsyncClient, RateLimitProperties properties,
-				TimeSource rateLimitTimeSource) {
+				TimeSource rateLimitTimeSource, Environment environment) {
 			properties.getPolicies().forEach(RateLimitStoreConfigurations::checkOneItemCanTakeIt);
 			RateLimitProperties.DynamoDb dynamodb = properties.getDynamodb();
+			DynamoDbAsyncClient asyncClient = dynamoDbAsyncClient.getIfUnique();
+			if (asyncClient == null && isReactive(environment)) {
+				logger.warn("The DynamoDB rate limit store decides on the calling thread, an event loop of this "
+						+ "reactive application: the application defines its own DynamoDbClient, but no "
+						+ "DynamoDbAsyncClient to decide on without waiting. Define one for the same region and table.");
+			}
 			return DynamoDbRateLimitStore.builder(dynamoDbClient)
-				.asyncClient(dynamoDbAsyncClient.getIfUnique())
+				.asyncClient(asyncClient)
 				.table(dynamodb.getTable())
 				.keyPrefix(dynamodb.getKeyPrefix())
 				.timeout(dynamodb.getTimeout())
@@ -122,6 +141,16 @@ final class RateLimitStoreConfigurations {
 				.build();
 		}
 
+	}
+
+	private static final String REACTIVE_ENVIRONMENT = "org.springframework.boot.web.context.reactive."
+			+ "ConfigurableReactiveWebEnvironment";
+
+	/** Whether the application is a reactive web application (its environment is the reactive one). */
+	static boolean isReactive(Environment environment) {
+		ClassLoader classLoader = environment.getClass().getClassLoader();
+		return ClassUtils.isPresent(REACTIVE_ENVIRONMENT, classLoader)
+				&& ClassUtils.resolveClassName(REACTIVE_ENVIRONMENT, classLoader).isInstance(environment);
 	}
 
 	/**

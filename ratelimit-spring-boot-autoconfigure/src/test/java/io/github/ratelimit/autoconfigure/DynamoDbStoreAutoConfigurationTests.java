@@ -95,6 +95,18 @@ class DynamoDbStoreAutoConfigurationTests {
 	}
 
 	@Test
+	void withTheApplicationsOwnClientNoAsynchronousClientIsBuiltBesideIt() {
+		new ReactiveWebApplicationContextRunner()
+			.withConfiguration(AutoConfigurations.of(RateLimitAutoConfiguration.class))
+			.withSystemProperties("aws.accessKeyId=test", "aws.secretAccessKey=test")
+			.withUserConfiguration(OwnClient.class)
+			.withPropertyValues("ratelimit.store=dynamodb", "ratelimit.dynamodb.create-table=true",
+					"ratelimit.dynamodb.table=" + DynamoDbClients.newTable())
+			.run((context) -> assertThat(context).hasSingleBean(DynamoDbRateLimitStore.class)
+				.doesNotHaveBean(DynamoDbAsyncClient.class));
+	}
+
+	@Test
 	void theApplicationsOwnDynamoDbClientIsUsed() {
 		this.runner.withUserConfiguration(OwnClient.class)
 			.withPropertyValues("ratelimit.store=dynamodb", "ratelimit.dynamodb.create-table=true",

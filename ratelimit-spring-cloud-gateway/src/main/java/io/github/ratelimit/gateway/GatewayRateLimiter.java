@@ -1,5 +1,6 @@
 package io.github.ratelimit.gateway;
 
+import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -14,6 +15,8 @@ import io.github.ratelimit.engine.RateLimitEngine;
 import io.github.ratelimit.engine.RateLimitExchange;
 import io.github.ratelimit.engine.RateLimitOutcome;
 import io.github.ratelimit.webflux.RateLimitWebFilter;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
@@ -42,7 +45,9 @@ import org.springframework.web.server.ServerWebExchange;
  * </pre>
  *
  * A route without a {@code ratelimit.policy} is counted under its id, and one without arguments of ours takes its
- * limits from {@code ratelimit.policies.<route id>}. Routes of the application's configuration are
+ * limits from {@code ratelimit.policies.<route id>}; a route with neither is logged once and not limited. A route has
+ * at most one filter with this limiter, default filters included (the gateway asks a limiter about a route, not a
+ * filter), and a configured route without an id names its policy (the gateway's generated ids differ by instance). Routes of the application's configuration are
  * checked at start-up, so that an invalid one fails it; routes added later are checked when the gateway builds them.
  * Two routes naming one policy share its counters, so they must declare the same limits.
  *
@@ -64,6 +69,8 @@ public final class GatewayRateLimiter implements RateLimiter<GatewayRateLimiter.
 
 	private static final Response UNLIMITED = new Response(true, Map.of());
 
+	private static final Log logger = LogFactory.getLog(GatewayRateLimiter.class);
+
 	private final RateLimitEngine engine;
 
 	private final Map<String, RouteLimit> routes = new ConcurrentHashMap<>();
@@ -81,17 +88,41 @@ public final class GatewayRateLimiter implements RateLimiter<GatewayRateLimiter.
 			List<FilterDefinition> defaultFilters) {
 		this.engine = engine;
 		this.fixed = null;
-		for (RouteDefinition route : routes) {
-			String id = route.getId();
-			if (id == null) {
-				continue; // given a generated id when the gateway builds it, and checked then
+		for (int i = 0; i < routes.size(); i++) {
+			RouteDefinition route = routes.get(i);
+			List<FilterDefinition> limiting = new ArrayList<>();
+			for (FilterDefinition filter : defaultFilters) {
+				if (isOurs(filter)) {
+					limiting.add(filter);
+				}
 			}
 			for (FilterDefinition filter : route.getFilters()) {
-				declareRoute(id, filter);
+				if (isOurs(filter)) {
+					limiting.add(filter);
+				}
 			}
-			for (FilterDefinition filter : defaultFilters) {
-				declareRoute(id, filter);
+			if (limiting.isEmpty()) {
+				continue;
 			}
+			String id = route.getId();
+			String where = (id != null) ? "route '" + id + "'" : "route #" + i;
+			if (limiting.size() > 1) {
+				// The gateway asks a limiter about a route, never about one of its filters.
+				throw new InvalidRateLimitPolicyException(String.valueOf(id), where + " has " + limiting.size() + " "
+						+ FILTER + " filters with this limiter (default-filters included), which would count as one: "
+						+ "keep one per route, and draw a shared quota with ratelimit.filters instead");
+			}
+			Map<String, Object> values = ours(limiting.get(0).getArgs());
+			if (id == null) {
+				// The gateway gives a route without an id a random one, different on every instance.
+				if (values.get("policy") == null) {
+					throw new InvalidRateLimitPolicyException("", where + " has no id: name its policy with '"
+							+ PREFIX + ".policy', or the route an id, so that every instance counts it alike");
+				}
+				declare(values.remove("policy").toString().trim(), where, values);
+				continue;
+			}
+			this.routes.put(id, declareRoute(id, values));
 		}
 	}
 
@@ -163,21 +194,35 @@ public final class GatewayRateLimiter implements RateLimiter<GatewayRateLimiter.
 		RouteLimit limit = this.routes.get(routeId);
 		if (limit == null) {
 			// A route with no arguments of ours: counted under its id, with ratelimit.policies.<id>.
-			limit = this.routes.computeIfAbsent(routeId, (id) -> declareRoute(id, new LinkedHashMap<>()));
+			limit = this.routes.computeIfAbsent(routeId, this::declareUndeclared);
 		}
 		return limit;
 	}
 
-	/** Declare a configured route's limit if its filter is this limiter's: arguments of ours, or no other limiter. */
-	private void declareRoute(String routeId, FilterDefinition filter) {
+	/**
+	 * A route the configuration did not declare (the Java DSL without {@link #forPolicy}, a route added at run time
+	 * with no arguments of ours), under {@code ratelimit.policies.<route id>}; without a limit there, it is logged
+	 * once and not limited, rather than failing every request.
+	 */
+	private RouteLimit declareUndeclared(String routeId) {
+		try {
+			return declareRoute(routeId, new LinkedHashMap<>());
+		}
+		catch (InvalidRateLimitPolicyException ex) {
+			logger.error("Route '" + routeId + "' uses the rate limiter but declares no limit, so its requests are not "
+					+ "limited: " + ex.getMessage() + ". Give the route '" + PREFIX + ".*' arguments, set "
+					+ "ratelimit.policies." + routeId + ".*, or use forPolicy in the Java DSL.");
+			return new RouteLimit(routeId, Map.of(), null);
+		}
+	}
+
+	/** Whether a configured filter is this limiter's: arguments of ours, or no other limiter named. */
+	private static boolean isOurs(FilterDefinition filter) {
 		if (!FILTER.equals(filter.getName())) {
-			return;
+			return false;
 		}
-		Map<String, Object> values = ours(filter.getArgs());
 		String limiter = filter.getArgs().get(LIMITER_ARGUMENT);
-		if (!values.isEmpty() || limiter == null || limiter.contains(BEAN_NAME)) {
-			this.routes.put(routeId, declareRoute(routeId, values));
-		}
+		return !ours(filter.getArgs()).isEmpty() || limiter == null || limiter.contains(BEAN_NAME);
 	}
 
 	private RouteLimit declareRoute(String routeId, Map<String, Object> values) {

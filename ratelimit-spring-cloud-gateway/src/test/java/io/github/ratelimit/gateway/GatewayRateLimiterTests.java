@@ -123,8 +123,36 @@ class GatewayRateLimiterTests {
 				route("plain", "key-resolver", "#{@clientIpKeyResolver}"));
 		assertThat(allowed(gateway, "plain", "k")).isTrue();
 		assertThat(allowed(gateway, "plain", "k")).isFalse();
-		assertThat(gateway.isAllowed("unconfigured", "k").onErrorResume((ex) -> Mono.empty()).block())
-			.as("a route with no limit anywhere is an error, never a pass").isNull();
+		for (int i = 0; i < 3; i++) {
+			assertThat(allowed(gateway, "unconfigured", "k")).as("a route with no limit anywhere: logged, not limited")
+				.isTrue();
+		}
+		assertThat(gateway.getConfig().get("unconfigured").spec()).isNull();
+	}
+
+	@Test
+	void twoFiltersOfThisLimiterOnOneRouteFailAtConstruction() {
+		RouteDefinition route = route("r", "ratelimit.policy", "bulk", "ratelimit.limit", "1000", "ratelimit.window",
+				"1m");
+		FilterDefinition global = route("g", "ratelimit.policy", "global", "ratelimit.limit", "100",
+				"ratelimit.window", "1m").getFilters().get(0);
+		PolicyCatalog catalog = PolicyCatalog.builder().build();
+		RateLimitEngine engine = RateLimitEngine.builder(catalog, this.limiter, new StandardRateLimitHeadersWriter(),
+				(request) -> String.valueOf(request.getRemoteAddr())).build();
+		assertThatExceptionOfType(InvalidRateLimitPolicyException.class)
+			.isThrownBy(() -> new GatewayRateLimiter(engine, List.of(route), List.of(global)))
+			.withMessageContaining("route 'r' has 2 RequestRateLimiter filters");
+	}
+
+	@Test
+	void aConfiguredRouteWithoutAnIdMustNameItsPolicy() {
+		RouteDefinition anonymous = route("x", "ratelimit.limit", "5", "ratelimit.window", "1m");
+		anonymous.setId(null);
+		assertThatExceptionOfType(InvalidRateLimitPolicyException.class).isThrownBy(() -> gateway(Map.of(), anonymous))
+			.withMessageContaining("route #0 has no id");
+		RouteDefinition named = route("x", "ratelimit.policy", "p", "ratelimit.limit", "5", "ratelimit.window", "1m");
+		named.setId(null);
+		gateway(Map.of(), named);
 	}
 
 	@Test
