@@ -13,9 +13,12 @@
 #   LIMITED=/api/v1/unlimited benchmarks/http-overhead.sh                    # the plain endpoint against itself
 #   PHASE_LOG=/tmp/phases.csv benchmarks/http-overhead.sh                    # every phase written out
 #   SAMPLE=sample-webflux-app benchmarks/http-overhead.sh                    # the same on WebFlux (Reactor Netty)
+#   BUILD_ARGS=-Pboot-4.1 SAMPLE=sample-webflux-app benchmarks/http-overhead.sh   # built on Spring Boot 4.1
 set -euo pipefail
 cd "$(dirname "$0")/.."
-mvn -B -q -pl "benchmarks,${SAMPLE:-sample-app}" -am -DskipTests package
+# A jar left from another build keeps its libraries when nothing of the module changed: build it afresh.
+rm -f "${SAMPLE:-sample-app}"/target/*.jar
+mvn -B -q ${BUILD_ARGS:-} -pl "benchmarks,${SAMPLE:-sample-app}" -am -DskipTests package
 echo # ends the line Maven leaves open
 . benchmarks/overhead-common.sh
 start_sample_app /tmp/http-overhead-app.log
