@@ -8,12 +8,11 @@ import io.github.ratelimit.store.RateLimitStore;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
+import software.amazon.awssdk.awscore.client.builder.AwsClientBuilder;
 import software.amazon.awssdk.core.exception.SdkClientException;
 import software.amazon.awssdk.regions.Region;
 import software.amazon.awssdk.services.dynamodb.DynamoDbAsyncClient;
-import software.amazon.awssdk.services.dynamodb.DynamoDbAsyncClientBuilder;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
-import software.amazon.awssdk.services.dynamodb.DynamoDbClientBuilder;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
@@ -73,29 +72,23 @@ final class RateLimitStoreConfigurations {
 
 			@Bean
 			DynamoDbClient rateLimitDynamoDbClient(RateLimitProperties properties) {
-				RateLimitProperties.DynamoDb dynamodb = properties.getDynamodb();
-				DynamoDbClientBuilder builder = DynamoDbClient.builder();
-				if (dynamodb.getRegion() != null) {
-					builder.region(Region.of(dynamodb.getRegion()));
-				}
-				if (dynamodb.getEndpoint() != null) {
-					builder.endpointOverride(dynamodb.getEndpoint());
-				}
-				try {
-					return builder.build();
-				}
-				catch (SdkClientException ex) {
-					throw new DynamoDbStoreUnavailableException("the DynamoDB client cannot be built (" + ex.getMessage()
-							+ "); set ratelimit.dynamodb.region (or AWS_REGION), or define a DynamoDbClient bean", ex);
-				}
+				return build(DynamoDbClient.builder(), properties, "the DynamoDB client cannot be built (%s); set "
+						+ "ratelimit.dynamodb.region (or AWS_REGION), or define a DynamoDbClient bean");
 			}
 
 			@Bean
 			@ConditionalOnMissingBean(DynamoDbAsyncClient.class)
 			@ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.REACTIVE)
 			DynamoDbAsyncClient rateLimitDynamoDbAsyncClient(RateLimitProperties properties) {
+				return build(DynamoDbAsyncClient.builder(), properties, "the asynchronous DynamoDB client cannot be "
+						+ "built (%s); set ratelimit.dynamodb.region (or AWS_REGION), add an asynchronous HTTP client "
+						+ "(software.amazon.awssdk:netty-nio-client), or define a DynamoDbAsyncClient bean");
+			}
+
+			/** Build either client with the region and the endpoint of {@code ratelimit.dynamodb}. */
+			private static <B extends AwsClientBuilder<B, C>, C> C build(B builder, RateLimitProperties properties,
+					String failure) {
 				RateLimitProperties.DynamoDb dynamodb = properties.getDynamodb();
-				DynamoDbAsyncClientBuilder builder = DynamoDbAsyncClient.builder();
 				if (dynamodb.getRegion() != null) {
 					builder.region(Region.of(dynamodb.getRegion()));
 				}
@@ -106,10 +99,7 @@ final class RateLimitStoreConfigurations {
 					return builder.build();
 				}
 				catch (SdkClientException ex) {
-					throw new DynamoDbStoreUnavailableException("the asynchronous DynamoDB client cannot be built ("
-							+ ex.getMessage() + "); set ratelimit.dynamodb.region (or AWS_REGION), add an asynchronous "
-							+ "HTTP client (software.amazon.awssdk:netty-nio-client), or define a DynamoDbAsyncClient "
-							+ "bean", ex);
+					throw new DynamoDbStoreUnavailableException(String.format(failure, ex.getMessage()), ex);
 				}
 			}
 
