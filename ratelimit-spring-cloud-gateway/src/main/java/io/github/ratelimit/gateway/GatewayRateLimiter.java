@@ -67,7 +67,8 @@ public final class GatewayRateLimiter implements RateLimiter<GatewayRateLimiter.
 	/** The filter's argument naming another limiter than the default. */
 	private static final String LIMITER_ARGUMENT = "rate-limiter";
 
-	private static final Response UNLIMITED = new Response(true, Map.of());
+	/** Admitted, with no headers to hand over: set on the response already, or none to set. */
+	private static final Response ALLOWED = new Response(true, Map.of());
 
 	private static final Log logger = LogFactory.getLog(GatewayRateLimiter.class);
 
@@ -159,7 +160,7 @@ public final class GatewayRateLimiter implements RateLimiter<GatewayRateLimiter.
 		return Mono.deferContextual((context) -> {
 			RouteLimit limit = limitOf(routeId);
 			if (limit.spec == null) {
-				return Mono.just(UNLIMITED); // disabled by ratelimit.policies.<name>.enabled=false
+				return Mono.just(ALLOWED); // disabled by ratelimit.policies.<name>.enabled=false
 			}
 			ServerWebExchange exchange = RateLimitProblemFilter.exchange(context);
 			RateLimitExchange view = (exchange != null) ? RateLimitWebFilter.exchangeOf(exchange) : null;
@@ -184,7 +185,7 @@ public final class GatewayRateLimiter implements RateLimiter<GatewayRateLimiter.
 		if (outcome.isRejected()) {
 			view.request().setAttribute(RateLimitProblemFilter.REJECTED, outcome);
 		}
-		return outcome.isRejected() ? new Response(false, Map.of()) : UNLIMITED;
+		return outcome.isRejected() ? new Response(false, Map.of()) : ALLOWED;
 	}
 
 	private RouteLimit limitOf(String routeId) {
