@@ -19,6 +19,7 @@ import reactor.core.publisher.Mono;
 
 import org.springframework.aop.ProxyMethodInvocation;
 import org.springframework.aop.support.AopUtils;
+import org.springframework.core.KotlinDetector;
 import org.springframework.core.ReactiveAdapter;
 import org.springframework.core.ReactiveAdapterRegistry;
 import org.springframework.util.ClassUtils;
@@ -27,19 +28,24 @@ import org.springframework.web.ErrorResponseException;
 
 /**
  * Rate limits an invocation of a {@code @RateLimited} method that returns a {@code Mono} or a {@code Flux} (a
- * Reactive Streams {@code Publisher}): decided when the result is subscribed to, as Spring's {@code @Retryable}
- * does for reactive types, by the engine's non-blocking decision, for the request the {@link RateLimitWebFilter}
- * handed down. An admitted invocation proceeds with the outcome's headers on the
+ * Reactive Streams {@code Publisher}), a Kotlin {@code Flow}, or that is a Kotlin {@code suspend} function: decided
+ * when the result is subscribed to (collected, awaited), as Spring's {@code @Retryable} does for reactive types, by
+ * the engine's non-blocking decision, for the request the {@link RateLimitWebFilter} handed down (a coroutine of a
+ * WebFlux request carries its Reactor context). An admitted invocation proceeds with the outcome's headers on the
  * response; a rejected one never proceeds, and its result fails with the rejection, which the web stack's error
  * handling renders as a {@code 429} problem.
  * <p>
  * A rate limited method that returns a plain value, or another asynchronous type ({@code CompletableFuture}, RxJava's),
  * fails the application's start-up ({@link #checkReturnTypes}): its limits could be decided only by blocking the
- * event loop, or without its request (those types do not carry the Reactor context the request travels in).
+ * event loop, or without its request (those types do not carry the Reactor context the request travels in). Spring
+ * Security's reactive method security draws the same line.
  *
  * @since 0.2.0
  */
 public final class ReactiveRateLimitInterceptor implements MethodInterceptor {
+
+	/** Kotlin's cold asynchronous stream, adapted by Spring when kotlinx-coroutines-reactor is present. */
+	private static final String FLOW = "kotlinx.coroutines.flow.Flow";
 
 	private final RateLimitEngine engine;
 
@@ -57,8 +63,10 @@ public final class ReactiveRateLimitInterceptor implements MethodInterceptor {
 	@Override
 	public @Nullable Object invoke(MethodInvocation invocation) throws Throwable {
 		Method method = invocation.getMethod();
-		ReactiveAdapter adapter = this.adapters.getAdapter(method.getReturnType());
-		if (adapter == null || !Publisher.class.isAssignableFrom(method.getReturnType())) {
+		// A suspend function's invocation proceeds to a Mono, which Spring's proxy awaits in the caller's coroutine.
+		boolean suspending = KotlinDetector.isSuspendingFunction(method);
+		ReactiveAdapter adapter = suspending ? null : this.adapters.getAdapter(method.getReturnType());
+		if (!suspending && (adapter == null || !isDecidable(method.getReturnType()))) {
 			// checkReturnTypes refused such a method at start-up; a bean it could not see fails here
 			throw new IllegalStateException(notReactive(ClassUtils.getUserClass(method.getDeclaringClass()), method));
 		}
@@ -76,12 +84,19 @@ public final class ReactiveRateLimitInterceptor implements MethodInterceptor {
 						deferred.getArguments(), request)))
 				.flatMapMany((outcome) -> proceed(deferred, adapter, outcome, request));
 		});
+		if (adapter == null) {
+			return limited.singleOrEmpty();
+		}
 		// singleOrEmpty, not next: the result must complete, not be cancelled, for its outcome to be settled
 		return adapter.fromPublisher(adapter.isMultiValue() ? limited : limited.singleOrEmpty());
 	}
 
-	private Publisher<Object> proceed(MethodInvocation invocation, ReactiveAdapter adapter, RateLimitOutcome outcome,
-			@Nullable RateLimitRequest request) {
+	/**
+	 * @param adapter the adapter of the method's return type, or {@code null} for a suspend function, whose
+	 * invocation proceeds to a {@code Publisher}
+	 */
+	private Publisher<Object> proceed(MethodInvocation invocation, @Nullable ReactiveAdapter adapter,
+			RateLimitOutcome outcome, @Nullable RateLimitRequest request) {
 		if (request instanceof RateLimitExchange exchange && !outcome.headers().isEmpty()) {
 			exchange.setResponseHeaders(outcome.headers());
 		}
@@ -106,7 +121,8 @@ public final class ReactiveRateLimitInterceptor implements MethodInterceptor {
 			settleOutside(outcome, request, method, null);
 			return Flux.empty();
 		}
-		return Flux.from(adapter.toPublisher(result))
+		Publisher<?> publisher = (adapter != null) ? adapter.toPublisher(result) : (Publisher<?>) result;
+		return Flux.<Object>from(publisher)
 			.doOnError((ex) -> settleOutside(outcome, request, method, ex))
 			.doOnComplete(() -> settleOutside(outcome, request, method, null));
 	}
@@ -126,10 +142,11 @@ public final class ReactiveRateLimitInterceptor implements MethodInterceptor {
 	}
 
 	/**
-	 * Fail for a {@code @RateLimited} method of the class that returns no {@code Publisher}: on WebFlux its limits
-	 * could be decided only by blocking the event loop, or without the request (only a {@code Publisher} subscribed
-	 * by WebFlux carries the Reactor context it travels in), so every client's address-keyed limit would be one.
-	 * Called for each rate limited bean's class as it is created.
+	 * Fail for a {@code @RateLimited} method of the class that returns no {@code Publisher} or Kotlin {@code Flow}
+	 * and is no Kotlin {@code suspend} function: on WebFlux its limits could be decided only by blocking the event
+	 * loop, or without the request (only a {@code Publisher} subscribed by WebFlux, or a coroutine it runs, carries
+	 * the Reactor context the request travels in), so every client's address-keyed limit would be one. Called for
+	 * each rate limited bean's class as it is created.
 	 * @param targetClass the class
 	 * @throws InvalidRateLimitPolicyException naming the method and what to return instead
 	 */
@@ -140,7 +157,8 @@ public final class ReactiveRateLimitInterceptor implements MethodInterceptor {
 				continue;
 			}
 			List<RateLimited> annotations = RateLimitedMethods.annotationsOf(method, userClass);
-			if (!annotations.isEmpty() && !Publisher.class.isAssignableFrom(method.getReturnType())) {
+			if (!annotations.isEmpty() && !KotlinDetector.isSuspendingFunction(method)
+					&& !isDecidable(method.getReturnType())) {
 				String name = annotations.get(0).name().isBlank() ? userClass.getSimpleName() + "." + method.getName()
 						: annotations.get(0).name().trim();
 				throw new InvalidRateLimitPolicyException(name, notReactive(userClass, method));
@@ -148,12 +166,17 @@ public final class ReactiveRateLimitInterceptor implements MethodInterceptor {
 		}
 	}
 
+	/** A type whose subscription (or collection) carries the request's Reactor context. */
+	private static boolean isDecidable(Class<?> returnType) {
+		return Publisher.class.isAssignableFrom(returnType) || returnType.getName().equals(FLOW);
+	}
+
 	private static String notReactive(Class<?> userClass, Method method) {
 		return "@RateLimited on " + userClass.getSimpleName() + "#" + method.getName() + " returns "
 				+ method.getReturnType().getSimpleName() + ": on WebFlux a rate limited method returns a Mono or a Flux "
-				+ "(a Reactive Streams Publisher), so that its limits are decided for its request when the result is "
-				+ "subscribed to, without blocking; return Mono<" + method.getReturnType().getSimpleName()
-				+ "> instead";
+				+ "(a Reactive Streams Publisher), a Kotlin Flow, or is a Kotlin suspend function, so that its limits "
+				+ "are decided for its request when the result is subscribed to, without blocking; return Mono<"
+				+ method.getReturnType().getSimpleName() + "> instead";
 	}
 
 }
