@@ -35,6 +35,14 @@ public record Decision(boolean allowed, long limit, long remaining, long resetAf
 		this(allowed, limit, remaining, resetAfterMillis, retryAfterMillis, 0, origin);
 	}
 
+	/**
+	 * The units left as a client may be told them: never below 0 (a limit lowered under what the state already
+	 * counts) nor above the capacity.
+	 */
+	private static long clamp(long limit, long remaining) {
+		return Math.max(0, Math.min(limit, remaining));
+	}
+
 	/** Value of {@link #retryAfterMillis()} for a request whose cost exceeds what can ever be available. */
 	public static final long NEVER = -1;
 
@@ -46,7 +54,7 @@ public record Decision(boolean allowed, long limit, long remaining, long resetAf
 	 * @return the decision
 	 */
 	public static Decision allowed(long limit, long remaining, long resetAfterMillis) {
-		return new Decision(true, limit, remaining, resetAfterMillis, 0, Origin.STORE);
+		return new Decision(true, limit, clamp(limit, remaining), resetAfterMillis, 0, Origin.STORE);
 	}
 
 	/**
@@ -59,7 +67,8 @@ public record Decision(boolean allowed, long limit, long remaining, long resetAf
 	 * @since 0.2.0
 	 */
 	public static Decision allowed(long limit, long remaining, long resetAfterMillis, long nextUnitAfterMillis) {
-		return new Decision(true, limit, remaining, resetAfterMillis, 0, nextUnitAfterMillis, Origin.STORE);
+		return new Decision(true, limit, clamp(limit, remaining), resetAfterMillis, 0, nextUnitAfterMillis,
+				Origin.STORE);
 	}
 
 	/**
@@ -71,7 +80,7 @@ public record Decision(boolean allowed, long limit, long remaining, long resetAf
 	 * @return the decision
 	 */
 	public static Decision rejected(long limit, long remaining, long resetAfterMillis, long retryAfterMillis) {
-		return new Decision(false, limit, remaining, resetAfterMillis, retryAfterMillis, Origin.STORE);
+		return new Decision(false, limit, clamp(limit, remaining), resetAfterMillis, retryAfterMillis, Origin.STORE);
 	}
 
 	/**
@@ -86,7 +95,7 @@ public record Decision(boolean allowed, long limit, long remaining, long resetAf
 	 */
 	public static Decision rejected(long limit, long remaining, long resetAfterMillis, long retryAfterMillis,
 			long nextUnitAfterMillis) {
-		return new Decision(false, limit, remaining, resetAfterMillis, retryAfterMillis, nextUnitAfterMillis,
+		return new Decision(false, limit, clamp(limit, remaining), resetAfterMillis, retryAfterMillis, nextUnitAfterMillis,
 				Origin.STORE);
 	}
 

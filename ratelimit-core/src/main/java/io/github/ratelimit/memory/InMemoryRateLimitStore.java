@@ -2,6 +2,7 @@ package io.github.ratelimit.memory;
 
 import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
@@ -104,7 +105,14 @@ public final class InMemoryRateLimitStore implements RateLimitStore {
 
 	private final int maxKeysPerPolicy;
 
-	private final ConcurrentHashMap<RateLimitPolicy, PolicyTable> tables = new ConcurrentHashMap<>();
+	/**
+	 * Every table, by the place its state is kept in ({@link #stateOf}): a change of a policy's limit or burst keeps
+	 * its table, and so its counts.
+	 */
+	private final ConcurrentHashMap<String, PolicyTable> tables = new ConcurrentHashMap<>();
+
+	/** The same tables by the configurations that decide on them: the lookup of every decision. */
+	private final ConcurrentHashMap<RateLimitPolicy, PolicyTable> byConfiguration = new ConcurrentHashMap<>();
 
 	private final PolicyNames names = new PolicyNames();
 
@@ -158,12 +166,12 @@ public final class InMemoryRateLimitStore implements RateLimitStore {
 	}
 
 	private Decision decide(RateLimitPolicy policy, String key, long cost, long now) {
-		PolicyTable table = this.tables.get(policy);
+		PolicyTable table = this.byConfiguration.get(policy);
 		if (table != null) {
 			// The common path, a known key, kept small so that the JIT can inline it whole.
 			KeyState state = table.states.get(key);
 			if (state != null) {
-				Decision decision = acquire(table, state, now, cost);
+				Decision decision = acquire(table, policy, state, now, cost);
 				if (decision != null) {
 					return decision;
 				}
@@ -176,7 +184,8 @@ public final class InMemoryRateLimitStore implements RateLimitStore {
 	 * Decide on a state found in the table.
 	 * @return the decision, or {@code null} if the state was dropped meanwhile
 	 */
-	private static @Nullable Decision acquire(PolicyTable table, KeyState state, long now, long cost) {
+	private static @Nullable Decision acquire(PolicyTable table, RateLimitPolicy policy, KeyState state, long now,
+			long cost) {
 		Decision decision;
 		boolean promote;
 		state.lock();
@@ -184,7 +193,7 @@ public final class InMemoryRateLimitStore implements RateLimitStore {
 			if (state.retired) {
 				return null;
 			}
-			decision = state.acquire(table.policy, now, cost);
+			decision = state.acquire(policy, now, cost);
 			promote = state.raiseRank(decision);
 		}
 		finally {
@@ -206,17 +215,17 @@ public final class InMemoryRateLimitStore implements RateLimitStore {
 			while (true) {
 				KeyState state = table.states.get(key);
 				if (state != null) {
-					Decision decision = acquire(table, state, now, cost);
+					Decision decision = acquire(table, policy, state, now, cost);
 					if (decision != null) {
 						return decision;
 					}
 					continue; // dropped meanwhile: look again
 				}
 				reserve(table, now);
-				Decision decision = table.acquireNew(key, cost, now);
+				Decision decision = table.acquireNew(policy, key, cost, now);
 				if (decision == PolicyTable.RETIRED) {
 					this.held.decrementAndGet(); // dropped meanwhile, being empty: take the policy's new table
-					this.tables.remove(policy, table);
+					this.byConfiguration.remove(policy, table);
 					table = table(policy);
 					continue;
 				}
@@ -233,25 +242,61 @@ public final class InMemoryRateLimitStore implements RateLimitStore {
 		}
 	}
 
+	/**
+	 * The table of a configuration: its own, or that of the configuration it changes (another limit or burst of the
+	 * same name, variant, window and algorithm), which then counts under it, its counts carried over.
+	 */
 	private PolicyTable table(RateLimitPolicy policy) {
-		return this.tables.computeIfAbsent(policy, (p) -> {
-			this.names.check(p);
-			return new PolicyTable(p, this.maxKeysPerPolicy, this.held, this.evictions);
+		PolicyTable table = this.byConfiguration.get(policy);
+		if (table != null) {
+			return table;
+		}
+		List<RateLimitPolicy> replaced = new ArrayList<>(1);
+		table = this.tables.compute(stateOf(policy), (state, current) -> {
+			// Checked under the map's lock on the state, so that a table being forgotten cannot be checked between.
+			this.names.check(policy);
+			RateLimitPolicy previous = (current != null) ? current.adopt(policy) : null;
+			if (previous != null) {
+				replaced.add(previous);
+				return current;
+			}
+			return new PolicyTable(policy, this.maxKeysPerPolicy, this.held, this.evictions);
 		});
+		// The configuration it replaces decides no more: a decision still in flight with it finds the table again.
+		for (RateLimitPolicy previous : replaced) {
+			if (!previous.equals(policy)) {
+				this.byConfiguration.remove(previous, table);
+			}
+		}
+		PolicyTable known = this.byConfiguration.putIfAbsent(policy, table);
+		return (known != null) ? known : table;
+	}
+
+	/** The table a configuration's state is in, if any, without creating one. */
+	private @Nullable PolicyTable existingTable(RateLimitPolicy policy) {
+		PolicyTable table = this.byConfiguration.get(policy);
+		return (table != null) ? table : this.tables.get(stateOf(policy));
+	}
+
+	/** Where a configuration's state is kept: its name, variant, window and algorithm (the buckets are one meter). */
+	private static String stateOf(RateLimitPolicy policy) {
+		return policy.name() + '\0' + policy.variant() + '\0' + policy.windowMillis() + '\0'
+				+ (policy.algorithm().isBucket() ? "bucket" : policy.algorithm().name());
 	}
 
 	/** Drop the tables of policies that hold no key and remember nothing that still counts. */
 	private void dropIdleTables(long now) {
 		for (PolicyTable table : this.tables.values()) {
 			if (table.retireIfIdle(now)) {
-				// Forgotten under the map's lock on the policy, so that a new table for it cannot be checked between.
-				this.tables.computeIfPresent(table.policy, (policy, current) -> {
+				// Forgotten under the map's lock on the state, so that a new table for it cannot be checked between.
+				this.tables.computeIfPresent(stateOf(table.policy), (state, current) -> {
 					if (current != table) {
 						return current;
 					}
-					this.names.forget(policy);
+					this.names.forget(table.policy);
 					return null;
 				});
+				this.byConfiguration.remove(table.policy, table);
 			}
 		}
 	}
@@ -304,16 +349,16 @@ public final class InMemoryRateLimitStore implements RateLimitStore {
 	@Override
 	public Decision peek(RateLimitPolicy policy, String key) {
 		long now = this.clock.currentTimeMillis();
-		PolicyTable table = this.tables.get(policy);
+		PolicyTable table = existingTable(policy);
 		if (table != null) {
-			return table.peek(key, now);
+			return table.peek(policy, key, now);
 		}
 		return KeyState.create(policy.algorithm(), key).acquire(policy, now, policy.capacity() + 1);
 	}
 
 	@Override
 	public void refund(Acquisition acquisition, long countedAtMillis) {
-		PolicyTable table = this.tables.get(acquisition.policy());
+		PolicyTable table = existingTable(acquisition.policy());
 		KeyState state = (table != null) ? table.states.get(acquisition.key()) : null;
 		if (state == null) {
 			return; // evicted or reset: nothing it holds was taken by this acquisition
@@ -341,7 +386,7 @@ public final class InMemoryRateLimitStore implements RateLimitStore {
 	 */
 	@Override
 	public void reset(RateLimitPolicy policy, String key) {
-		PolicyTable table = this.tables.get(policy);
+		PolicyTable table = existingTable(policy);
 		if (table != null) {
 			table.reset(key);
 		}
@@ -366,7 +411,7 @@ public final class InMemoryRateLimitStore implements RateLimitStore {
 	 * @return the number of keys, at most {@code maxKeysPerPolicy}
 	 */
 	public long size(RateLimitPolicy policy) {
-		PolicyTable table = this.tables.get(policy);
+		PolicyTable table = existingTable(policy);
 		return (table != null) ? table.size() : 0;
 	}
 

@@ -42,7 +42,12 @@ final class PolicyTable {
 	 */
 	static final long RECLAIM_AFTER_MILLIS = 1_000;
 
-	final RateLimitPolicy policy;
+	/**
+	 * The configuration the table counts under: the last to decide on it. A change of the policy's limit or burst
+	 * keeps its table, and each decision counts under its own configuration; this one serves the table's own
+	 * bookkeeping (eviction, what evicted keys held).
+	 */
+	volatile RateLimitPolicy policy;
 
 	/** The states, read without the monitor by decisions on known keys, changed only under the monitor. */
 	final ConcurrentHashMap<String, KeyState> states = new ConcurrentHashMap<>();
@@ -87,6 +92,21 @@ final class PolicyTable {
 		return this.size;
 	}
 
+	/**
+	 * Count under another configuration of the same state from now on (a changed limit or burst).
+	 * @param policy the configuration
+	 * @return the configuration it replaces, or {@code null} if the table was dropped: the caller then creates
+	 * another
+	 */
+	synchronized @Nullable RateLimitPolicy adopt(RateLimitPolicy policy) {
+		if (this.retired) {
+			return null;
+		}
+		RateLimitPolicy previous = this.policy;
+		this.policy = policy;
+		return previous;
+	}
+
 	boolean isFull() {
 		return this.size >= this.maxKeys;
 	}
@@ -94,13 +114,14 @@ final class PolicyTable {
 	/**
 	 * Decide the first request of a key the caller did not find, once the caller has reserved a slot for it in the
 	 * store's count of keys held. Make room under this policy's bound first.
+	 * @param policy the configuration it is decided under
 	 * @param key the key
 	 * @param cost the cost
 	 * @param now the current time
 	 * @return the decision, or {@code null} if another thread inserted the key meanwhile: the caller then releases
 	 * its slot and decides on that key's state
 	 */
-	synchronized @Nullable Decision acquireNew(String key, long cost, long now) {
+	synchronized @Nullable Decision acquireNew(RateLimitPolicy policy, String key, long cost, long now) {
 		if (this.retired) {
 			return RETIRED;
 		}
@@ -112,10 +133,10 @@ final class PolicyTable {
 		}
 		dropExpired(now - RECLAIM_AFTER_MILLIS, RECLAIM_STEPS);
 		// Decided before it is published, so no other thread can see the state, or evict it, before this counts.
-		KeyState state = returning(key, now, true);
-		Decision decision = state.acquire(this.policy, now, cost);
+		KeyState state = returning(policy, key, now, true);
+		Decision decision = state.acquire(policy, now, cost);
 		state.raiseRank(decision);
-		state.listedExpiry = state.expiresAt(this.policy);
+		state.listedExpiry = state.expiresAt(policy);
 		heapAdd(state);
 		link(state, state.rank);
 		this.size++;
@@ -125,18 +146,19 @@ final class PolicyTable {
 
 	/**
 	 * Return a key's state as its next request would find it, without inserting it or taking anything.
+	 * @param policy the configuration it is read under
 	 * @param key the key
 	 * @param now the current time
 	 * @return what a request that can never pass is told: the remaining units and the reset
 	 */
-	Decision peek(String key, long now) {
-		long probe = this.policy.capacity() + 1;
+	Decision peek(RateLimitPolicy policy, String key, long now) {
+		long probe = policy.capacity() + 1;
 		KeyState state = this.states.get(key);
 		if (state != null) {
 			state.lock();
 			try {
 				if (!state.retired) {
-					return state.acquire(this.policy, now, probe);
+					return state.acquire(policy, now, probe);
 				}
 			}
 			finally {
@@ -144,7 +166,7 @@ final class PolicyTable {
 			}
 		}
 		synchronized (this) {
-			return returning(key, now, false).acquire(this.policy, now, probe);
+			return returning(policy, key, now, false).acquire(policy, now, probe);
 		}
 	}
 
@@ -152,14 +174,14 @@ final class PolicyTable {
 	 * Create the state of a key not held: fresh, charged with what it held when last evicted, if anything, so that
 	 * an eviction forgives nothing.
 	 */
-	private KeyState returning(String key, long now, boolean forgetPardon) {
-		KeyState state = KeyState.create(this.policy.algorithm(), key);
+	private KeyState returning(RateLimitPolicy policy, String key, long now, boolean forgetPardon) {
+		KeyState state = KeyState.create(policy.algorithm(), key);
 		EvictedKeys evicted = this.evicted;
 		if (evicted != null) {
 			EvictedKeys.Charge charge = forgetPardon ? evicted.charge(key, now) : evicted.estimate(key, now);
 			if (charge.units() > 0) {
-				long capacity = this.policy.capacity();
-				state.acquire(this.policy, now, Math.min(capacity, charge.units()));
+				long capacity = policy.capacity();
+				state.acquire(policy, now, Math.min(capacity, charge.units()));
 				state.chargedFromFloor = Math.min(capacity, charge.fromFloor());
 			}
 		}

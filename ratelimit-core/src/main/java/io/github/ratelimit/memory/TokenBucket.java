@@ -19,6 +19,10 @@ import io.github.ratelimit.RateLimitPolicy;
  * ({@code level = B·T - tokens}), so it admits, rejects and answers remaining, reset and retry-after exactly as this
  * does.
  * <p>
+ * A change of the policy's limit or burst keeps the bucket's level, what its admissions have used, in whole tokens
+ * (a part of a token counts as a whole: never gained), clamped to the new burst, as a window keeps its count: 4 of
+ * 10 tokens used leave 16 of a new burst of 20, and none of a new burst of 3. It then refills at the new rate.
+ * <p>
  * Mirrored by {@code token-bucket.lua}.
  */
 final class TokenBucket extends KeyState {
@@ -28,6 +32,15 @@ final class TokenBucket extends KeyState {
 	private long units;
 
 	private long last;
+
+	/** The units of a token that {@link #units} is counted in: that of the configuration that last decided. */
+	private long perToken;
+
+	/** The capacity in those units. */
+	private long capacity;
+
+	/** When the bucket is full again, at the rate of the configuration that last decided. */
+	private long expires = Long.MIN_VALUE;
 
 	TokenBucket(String key) {
 		super(key);
@@ -42,7 +55,7 @@ final class TokenBucket extends KeyState {
 		long units = capacity;
 		if (!this.fresh) {
 			now = Math.max(now, this.last);
-			units = this.units;
+			units = unitsIn(perToken, capacity);
 			long missing = capacity - units;
 			if (missing > 0) {
 				long elapsed = now - this.last;
@@ -63,6 +76,9 @@ final class TokenBucket extends KeyState {
 		this.fresh = false;
 		this.units = units;
 		this.last = now;
+		this.perToken = perToken;
+		this.capacity = capacity;
+		this.expires = now + IntMath.ceilDiv(capacity - units, perMilli);
 		return Decision.allowed(policy.capacity(), units / perToken, IntMath.ceilDiv(capacity - units, perMilli),
 				nextToken(units, perToken, perMilli));
 	}
@@ -75,18 +91,35 @@ final class TokenBucket extends KeyState {
 		return IntMath.ceilDiv(perToken - units % perToken, perMilli);
 	}
 
+	/**
+	 * The units in the bucket at the last admission under a configuration of {@code perToken} units a token and this
+	 * capacity: under another one, what was used, in whole tokens, is kept.
+	 */
+	private long unitsIn(long perToken, long capacity) {
+		if (this.perToken == perToken && this.capacity == capacity) {
+			return this.units;
+		}
+		long usedTokens = IntMath.ceilDiv(this.capacity - this.units, this.perToken);
+		return Math.max(0, capacity - usedTokens * perToken);
+	}
+
 	@Override
 	void refund(RateLimitPolicy policy, long at, long cost) {
 		// Tokens given back at the last admission's time are as good as never taken; the bucket never overfills.
 		if (!this.fresh) {
-			this.units = Math.min(policy.burst() * policy.unitsPerToken(), this.units + cost * policy.unitsPerToken());
+			long perToken = policy.unitsPerToken();
+			long capacity = policy.burst() * perToken;
+			this.units = Math.min(capacity, unitsIn(perToken, capacity) + cost * perToken);
+			this.perToken = perToken;
+			this.capacity = capacity;
+			this.expires = this.last + IntMath.ceilDiv(capacity - this.units, policy.unitsPerMilli());
 		}
 	}
 
 	@Override
 	long expiresAt(RateLimitPolicy policy) {
-		long capacity = policy.burst() * policy.unitsPerToken();
-		return this.fresh ? Long.MIN_VALUE : this.last + IntMath.ceilDiv(capacity - this.units, policy.unitsPerMilli());
+		// Kept from the last decision, whose configuration it is full again under; the table's may be another.
+		return this.expires;
 	}
 
 }

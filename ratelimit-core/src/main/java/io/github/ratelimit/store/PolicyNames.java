@@ -6,10 +6,12 @@ import io.github.ratelimit.RateLimitPolicy;
 import io.github.ratelimit.internal.Durations;
 
 /**
- * Holds a store to one configuration per policy name and variant: what a store checks when it first meets a policy.
- * A second configuration under the same name would count apart in one store and together in another (Redis decides
- * the parameter sets of one name in use across instances together, as a rolling deploy), so it fails instead, with
- * the way out: a variant per tenant, or names of their own.
+ * Holds a store to one configuration per policy name and variant at a time: what a store checks when it first meets
+ * a policy. A configuration that keeps its state in the same place as the one met before (only its limit or burst
+ * differ: {@link #sameState}) is a change of that policy, which carries its counts over, and replaces it. Another one
+ * (another window or algorithm) would count apart in one store and together in another (Redis decides the parameter
+ * sets of one name in use across instances together, as a rolling deploy), so it fails instead, with the way out: a
+ * variant per tenant, or names of their own.
  *
  * @since 0.2.0
  */
@@ -22,9 +24,11 @@ public final class PolicyNames {
 
 	/**
 	 * Check that the policy is the only configuration of its name and variant this store has met (since it forgot
-	 * it, or forgot everything past {@value #MAX_NAMES} names and variants).
+	 * it, or forgot everything past {@value #MAX_NAMES} names and variants), or a change of it that keeps its state
+	 * ({@link #sameState}), which then replaces it.
 	 * @param policy the policy
-	 * @throws IllegalArgumentException if another configuration of the same name and variant was met before
+	 * @throws IllegalArgumentException if another configuration of the same name and variant, with another window or
+	 * algorithm, was met before
 	 */
 	public void check(RateLimitPolicy policy) {
 		if (this.byName.size() >= MAX_NAMES) {
@@ -32,14 +36,34 @@ public final class PolicyNames {
 		}
 		String id = id(policy);
 		RateLimitPolicy known = this.byName.putIfAbsent(id, policy);
+		if (known != null && !known.equals(policy) && sameState(known, policy)) {
+			this.byName.replace(id, known, policy);
+			return;
+		}
 		if (known != null && !known.equals(policy)) {
 			String name = "'" + policy.name() + "'" + (policy.variant().isEmpty() ? "" : " (variant '"
 					+ policy.variant() + "')");
 			throw new IllegalArgumentException("Rate limit policy " + name + " is already in use with "
 					+ describe(known) + " and cannot also count with " + describe(policy) + ": a policy name and "
-					+ "variant has one configuration. For limits per tenant, give each its variant "
-					+ "(RateLimitPolicy.builder(\"" + policy.name() + "\").variant(tenant)) or a name of its own.");
+					+ "variant has one window and algorithm (its limit and burst may change). For limits per tenant, "
+					+ "give each its variant (RateLimitPolicy.builder(\"" + policy.name() + "\").variant(tenant)) or a "
+					+ "name of its own.");
 		}
+	}
+
+	/**
+	 * Return whether two configurations of a policy keep their state in the same place, so that one is a change of
+	 * the other that carries its counts over: same name, variant, window and algorithm (a token and a leaky bucket
+	 * are one meter), whatever their limit and burst. A fixed or sliding window's count, and a sliding log's entries,
+	 * mean the same under any limit; a bucket's level is kept in whole tokens, clamped to the new burst.
+	 * @param one a configuration
+	 * @param other another
+	 * @return whether they share their state
+	 */
+	public static boolean sameState(RateLimitPolicy one, RateLimitPolicy other) {
+		return one.name().equals(other.name()) && one.variant().equals(other.variant())
+				&& one.windowMillis() == other.windowMillis() && (one.algorithm() == other.algorithm()
+						|| (one.algorithm().isBucket() && other.algorithm().isBucket()));
 	}
 
 	/**

@@ -376,6 +376,68 @@ public abstract class RateLimitStoreConformanceTests {
 	}
 
 	@ParameterizedTest
+	@EnumSource(value = Algorithm.class, names = { "FIXED", "SLIDING_COUNTER", "SLIDING_LOG" })
+	void aRaisedLimitAdmitsOnlyTheDifferenceWithinTheWindow(Algorithm algorithm) {
+		RateLimitPolicy five = policy(algorithm, 5, Duration.ofMinutes(1));
+		RateLimitPolicy eight = five.toBuilder().limit(8).build();
+		assumeSupported(five);
+		this.clock.alignTo(five.window(), 1_000);
+		for (int i = 0; i < 5; i++) {
+			assertThat(take(five, "k", 1).allowed()).isTrue();
+		}
+		assertThat(take(five, "k", 1).allowed()).isFalse();
+		this.clock.advance(Duration.ofSeconds(1));
+		Decision first = take(eight, "k", 1);
+		assertThat(first.allowed()).as("the change carries the 5 counted over").isTrue();
+		assertThat(first.remaining()).isEqualTo(2);
+		assertThat(take(eight, "k", 2).allowed()).isTrue();
+		assertThat(take(eight, "k", 1).allowed()).as("3 more, not 8").isFalse();
+		assertThat(take(eight, "other", 8).allowed()).as("a key unseen before the change").isTrue();
+	}
+
+	@ParameterizedTest
+	@EnumSource(value = Algorithm.class, names = { "FIXED", "SLIDING_COUNTER", "SLIDING_LOG" })
+	void aLoweredLimitRejectsUntilTheWindowHasRoomUnderIt(Algorithm algorithm) {
+		RateLimitPolicy five = policy(algorithm, 5, Duration.ofMinutes(1));
+		RateLimitPolicy three = five.toBuilder().limit(3).build();
+		assumeSupported(five);
+		this.clock.alignTo(five.window(), 1_000);
+		for (int i = 0; i < 4; i++) {
+			assertThat(take(five, "k", 1).allowed()).isTrue();
+		}
+		Decision lowered = take(three, "k", 1);
+		assertThat(lowered.allowed()).as("4 counted, limit 3").isFalse();
+		assertThat(lowered.remaining()).isZero();
+		this.clock.advance(Duration.ofSeconds(30));
+		assertThat(take(three, "k", 1).allowed()).as("the same window").isFalse();
+		this.clock.advance(Duration.ofMinutes(2));
+		for (int i = 0; i < 3; i++) {
+			assertThat(take(three, "k", 1).allowed()).as("a later window, under the new limit").isTrue();
+		}
+		assertThat(take(three, "k", 1).allowed()).isFalse();
+	}
+
+	@ParameterizedTest
+	@EnumSource(value = Algorithm.class, names = { "TOKEN_BUCKET", "LEAKY_BUCKET" })
+	void aChangedBucketKeepsItsLevelClampedToTheNewBurst(Algorithm algorithm) {
+		RateLimitPolicy ten = policy(algorithm, 10, Duration.ofMinutes(1));
+		assumeSupported(ten);
+		this.clock.alignTo(ten.window(), 1_000);
+		assertThat(take(ten, "k", 4).remaining()).isEqualTo(6);
+		RateLimitPolicy twenty = ten.toBuilder().limit(20).burst(20L).build();
+		Decision raised = take(twenty, "k", 1);
+		assertThat(raised.allowed()).isTrue();
+		assertThat(raised.remaining()).as("4 used of 20, one more taken: as a window keeps its count").isEqualTo(15);
+		RateLimitPolicy three = ten.toBuilder().limit(3).burst(3L).build();
+		Decision lowered = take(three, "k", 1);
+		assertThat(lowered.allowed()).as("5 used, clamped to a burst of 3").isFalse();
+		assertThat(lowered.remaining()).isZero();
+		this.clock.advance(Duration.ofSeconds(20)); // one token at 3 a minute
+		assertThat(take(three, "k", 1).allowed()).as("refilled at the new rate").isTrue();
+		assertThat(take(three, "k", 1).allowed()).isFalse();
+	}
+
+	@ParameterizedTest
 	@EnumSource(Algorithm.class)
 	void aRequestRejectedByOneOfItsLimitsTakesNothingFromTheOthers(Algorithm algorithm) {
 		RateLimitPolicy tested = policy(algorithm, 5, Duration.ofMinutes(1));

@@ -505,13 +505,16 @@ class InMemoryRateLimitStoreTests {
 	}
 
 	@Test
-	void aSecondConfigurationOfOnePolicyNameFailsTellingTheWayOutWhileVariantsStayApart() {
+	void aSecondWindowOfOnePolicyNameFailsTellingTheWayOutWhileAChangedLimitAndVariantsDoNot() {
 		InMemoryRateLimitStore store = store(10, 10);
 		store.tryAcquire(RateLimitPolicy.builder("exports").limit(2).window(Duration.ofMinutes(1)).build(), "a", 1);
-		RateLimitPolicy other = RateLimitPolicy.builder("exports").limit(1_000).window(Duration.ofMinutes(1)).build();
+		RateLimitPolicy other = RateLimitPolicy.builder("exports").limit(1_000).window(Duration.ofHours(1)).build();
 		assertThatIllegalArgumentException().isThrownBy(() -> store.tryAcquire(other, "b", 1))
 			.withMessageContaining("'exports' is already in use with FIXED, limit 2 per 1m")
 			.withMessageContaining(".variant(tenant)");
+		RateLimitPolicy raised = RateLimitPolicy.builder("exports").limit(3).window(Duration.ofMinutes(1)).build();
+		assertThat(store.tryAcquire(raised, "a", 1).remaining()).as("a change, its count carried over").isEqualTo(1);
+		assertThat(store.policies()).as("one table, counting under the change").isEqualTo(1);
 		RateLimitPolicy big = RateLimitPolicy.builder("exports").variant("tenant-big").limit(1_000)
 			.window(Duration.ofMinutes(1)).build();
 		assertThat(store.tryAcquire(big, "tenant-big", 1).remaining()).isEqualTo(999);

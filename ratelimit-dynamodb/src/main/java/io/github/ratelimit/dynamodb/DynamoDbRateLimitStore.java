@@ -210,9 +210,12 @@ public final class DynamoDbRateLimitStore implements RateLimitStore {
 			}
 			case TOKEN_BUCKET, LEAKY_BUCKET -> {
 				long need = acquisition.cost() * policy.unitsPerToken();
-				yield calls.update(this.keys.bucket(policy, acquisition.key()), "ADD #x :back", "#x >= :need",
-						Map.of("#x", "level"),
-						Map.of(":back", DynamoDbCalls.number(-need), ":need", DynamoDbCalls.number(need)), deadline);
+				// Only in the units it was taken in: a bucket counted under a changed limit since gives nothing back.
+				yield calls.update(this.keys.bucket(policy, acquisition.key()), "ADD #x :back",
+						"#x >= :need AND #p = :pt", Map.of("#x", "level", "#p", "pt"),
+						Map.of(":back", DynamoDbCalls.number(-need), ":need", DynamoDbCalls.number(need), ":pt",
+								DynamoDbCalls.number(policy.unitsPerToken())),
+						deadline);
 			}
 			case SLIDING_LOG -> throw unsupported(policy);
 		};

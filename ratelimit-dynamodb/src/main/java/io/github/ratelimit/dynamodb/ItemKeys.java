@@ -43,16 +43,14 @@ final class ItemKeys {
 			case FIXED -> "fx";
 			case SLIDING_COUNTER -> "swc";
 			// One meter, so switching between the two keeps the state.
-			case TOKEN_BUCKET, LEAKY_BUCKET -> "bkt";
+			case TOKEN_BUCKET, LEAKY_BUCKET -> "tb";
 			case SLIDING_LOG -> throw DynamoDbRateLimitStore.unsupported(policy);
 		};
 	}
 
+	/** The window, which gives the state its meaning (a change of limit or burst keeps it), and the variant. */
 	private static String fingerprint(RateLimitPolicy policy) {
-		String parameters = policy.algorithm().isBucket()
-				? policy.limit() + "/" + policy.windowMillis() + "/" + policy.burst()
-				: policy.limit() + "/" + policy.windowMillis();
-		return parameters + StoreKeys.variantSuffix(policy);
+		return policy.windowMillis() + StoreKeys.variantSuffix(policy);
 	}
 
 }

@@ -26,6 +26,10 @@ import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
  * The stored level only ever grows and {@code base} stays (but for a new key, and a rare restart when the numbers
  * have grown large), so an add computed by one decision stays valid whatever others write meanwhile: conditions fail
  * only when the bucket is out of tokens.
+ * The item keeps the units of a token and per millisecond it was counted in ({@code pt}, {@code pm}). Under another
+ * limit or burst (a change of the policy), what was used is kept in whole tokens (a part counts as a whole), clamped
+ * to the new burst, and the first admission rewrites the item in the new units, on condition that it is unchanged.
+ * <p>
  * A failed condition means another decision got there first: read again, at most {@value #MAX_ATTEMPTS} times. A
  * rejection writes nothing (one read unit). Time never runs backwards for a key: a decision counts from the later of
  * its clock and {@code base}.
@@ -34,7 +38,10 @@ final class TokenBucketItems {
 
 	static final int MAX_ATTEMPTS = 8;
 
-	private static final Map<String, String> NAMES = Map.of("#x", "level", "#b", "base", "#t", "ttl");
+	private static final Map<String, String> NAMES = Map.of("#x", "level", "#b", "base", "#t", "ttl", "#p", "pt");
+
+	private static final Map<String, String> ALL_NAMES = Map.of("#x", "level", "#b", "base", "#t", "ttl", "#p", "pt",
+			"#m", "pm");
 
 	private final ItemKeys keys;
 
@@ -64,28 +71,44 @@ final class TokenBucketItems {
 			boolean exists = item.containsKey("level") && item.containsKey("base");
 			long stored = DynamoDbCalls.number(item, "level", 0);
 			long base = DynamoDbCalls.number(item, "base", now);
+			long countedPerToken = DynamoDbCalls.number(item, "pt", perToken);
+			long countedPerMilli = DynamoDbCalls.number(item, "pm", perMilli);
+			boolean changed = exists && (countedPerToken != perToken || countedPerMilli != perMilli);
 			long t = Math.max(now, base);
-			long drained = saturatingMultiply(t - base, perMilli);
-			long level = (!exists || stored <= drained) ? 0 : stored - drained;
+			long drained = saturatingMultiply(t - base, changed ? countedPerMilli : perMilli);
+			long drainedLevel = (!exists || stored <= drained) ? 0 : stored - drained;
+			long level = changed ? Math.min(capacity, ceilDiv(drainedLevel, countedPerToken) * perToken) : drainedLevel;
 			long tokens = Math.max(0, capacity - level);
 			long reset = ceilDiv(capacity - tokens, perMilli);
 			long next = ceilDiv(perToken - tokens % perToken, perMilli);
-			if (cost > burst) {
-				return done(Decision.rejected(burst, tokens / perToken, reset, Decision.NEVER, next));
-			}
-			if (tokens < need) {
-				return done(Decision.rejected(burst, tokens / perToken, reset, ceilDiv(need - tokens, perMilli), next));
-			}
 			AttributeValue ttl = DynamoDbCalls.ttl(t + ceilDiv(capacity, perMilli));
+			AttributeValue units = DynamoDbCalls.number(perToken);
+			AttributeValue rate = DynamoDbCalls.number(perMilli);
+			if (cost > burst || tokens < need) {
+				Decision rejected = Decision.rejected(burst, tokens / perToken, reset,
+						(cost > burst) ? Decision.NEVER : ceilDiv(need - tokens, perMilli), next);
+				if (!changed) {
+					return done(rejected);
+				}
+				// The first decision under a changed limit or burst rewrites the item in its units, so that it
+				// refills at the new rate from now on; whoever rewrote it first wins.
+				return calls.update(pk, "SET #x = :x, #b = :b, #t = :ttl, #p = :pt, #m = :pm",
+						"#b = :base AND #x = :stored", ALL_NAMES,
+						Map.of(":x", DynamoDbCalls.number(level), ":b", DynamoDbCalls.number(t), ":ttl", ttl, ":base",
+								DynamoDbCalls.number(base), ":stored", DynamoDbCalls.number(stored), ":pt", units,
+								":pm", rate),
+						deadline)
+					.thenApply((update) -> rejected);
+			}
 			boolean large = drained > Long.MAX_VALUE / 4 || stored > Long.MAX_VALUE / 4;
-			if (exists && !large && level > 0) {
+			if (exists && !large && !changed && level > 0) {
 				// The stored level only ever grows, so once above what has drained it stays there: concurrent adds
-				// fail only when the bucket is out of tokens, or the base moved.
-				return calls.update(pk, "ADD #x :need SET #t = :ttl", "#b = :base AND #x > :drained AND #x <= :most",
-						NAMES,
+				// fail only when the bucket is out of tokens, or the base or the units moved.
+				return calls.update(pk, "ADD #x :need SET #t = :ttl",
+						"#b = :base AND #x > :drained AND #x <= :most AND #p = :pt", NAMES,
 						Map.of(":need", DynamoDbCalls.number(need), ":ttl", ttl, ":base", DynamoDbCalls.number(base),
 								":drained", DynamoDbCalls.number(drained), ":most",
-								DynamoDbCalls.number(capacity - need + drained)),
+								DynamoDbCalls.number(capacity - need + drained), ":pt", units),
 						deadline)
 					.thenCompose((update) -> {
 						if (!update.applied()) {
@@ -100,23 +123,27 @@ final class TokenBucketItems {
 			}
 			CompletableFuture<DynamoDbCalls.Update> update;
 			if (!exists) {
-				update = calls.update(pk, "SET #x = :x, #b = :b, #t = :ttl", "attribute_not_exists(#x)", NAMES,
-						Map.of(":x", DynamoDbCalls.number(need), ":b", DynamoDbCalls.number(t), ":ttl", ttl),
+				update = calls.update(pk, "SET #x = :x, #b = :b, #t = :ttl, #p = :pt, #m = :pm",
+						"attribute_not_exists(#x)", ALL_NAMES, Map.of(":x", DynamoDbCalls.number(need), ":b",
+								DynamoDbCalls.number(t), ":ttl", ttl, ":pt", units, ":pm", rate),
 						deadline);
 			}
-			else if (large) {
-				// Numbers grown large over a long life: count from this instant (rare, so exact matching is fine).
-				update = calls.update(pk, "SET #x = :x, #b = :b, #t = :ttl", "#b = :base AND #x = :stored", NAMES,
+			else if (large || changed) {
+				// Numbers grown large over a long life, or counted under another limit or burst: count from this
+				// instant in this configuration's units (rare, so exact matching is fine).
+				update = calls.update(pk, "SET #x = :x, #b = :b, #t = :ttl, #p = :pt, #m = :pm",
+						"#b = :base AND #x = :stored", ALL_NAMES,
 						Map.of(":x", DynamoDbCalls.number(level + need), ":b", DynamoDbCalls.number(t), ":ttl", ttl,
-								":base", DynamoDbCalls.number(base), ":stored", DynamoDbCalls.number(stored)),
+								":base", DynamoDbCalls.number(base), ":stored", DynamoDbCalls.number(stored), ":pt",
+								units, ":pm", rate),
 						deadline);
 			}
 			else {
 				// Drained: the level restarts from this request's units. The base stays, so that concurrent adds
 				// computed against it remain valid.
-				update = calls.update(pk, "SET #x = :x, #t = :ttl", "#b = :base AND #x <= :drained", NAMES,
-						Map.of(":x", DynamoDbCalls.number(drained + need), ":ttl", ttl, ":base",
-								DynamoDbCalls.number(base), ":drained", DynamoDbCalls.number(drained)),
+				update = calls.update(pk, "SET #x = :x, #t = :ttl", "#b = :base AND #x <= :drained AND #p = :pt",
+						NAMES, Map.of(":x", DynamoDbCalls.number(drained + need), ":ttl", ttl, ":base",
+								DynamoDbCalls.number(base), ":drained", DynamoDbCalls.number(drained), ":pt", units),
 						deadline);
 			}
 			return update.thenCompose((written) -> {

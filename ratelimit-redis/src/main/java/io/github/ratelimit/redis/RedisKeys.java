@@ -9,13 +9,14 @@ import io.github.ratelimit.store.StoreKeys;
 /**
  * Builds the Redis keys of a decision: {@code <prefix>:{<policy>:<key>}:<algorithm>:<parameters>}.
  * <p>
- * The parameters that give the state its meaning are part of the key ({@code limit/window} in milliseconds, and
- * {@code /burst} for the buckets; the window alone for the sliding log, whose entries mean the same under any limit),
- * and so is a variant other than the declared policy ({@code :v=<variant>}, {@link StoreKeys#variantSuffix}).
- * So after a change of algorithm, limit, window or burst (an edited {@code application.yml}, or a rolling deploy where
- * old and new instances alternate) no instance reads state counted under other parameters as its own: each set of
- * parameters counts from fresh state, and the old keys expire. While two versions run side by side, a decision takes
- * the state of both ({@link PolicyVersions}).
+ * The window that gives the state its meaning is part of the key (in milliseconds), and so is a variant other than
+ * the declared policy ({@code :v=<variant>}, {@link StoreKeys#variantSuffix}); the limit and the burst are not: a
+ * window's count and a log's entries mean the same under any limit, and a bucket keeps the units of a token it was
+ * counted in, so that a change of limit or burst carries the counts over (a bucket's level in whole tokens, clamped
+ * to the new burst), as {@link io.github.ratelimit.store.PolicyNames#sameState} says. After a change of algorithm or
+ * window (an edited {@code application.yml}, or a rolling deploy where old and new instances alternate) no instance
+ * reads state counted under other parameters as its own: each counts from fresh state, and the old keys expire.
+ * While two such versions run side by side, a decision takes the state of both ({@link PolicyVersions}).
  * <p>
  * Everything between the braces is the hash tag, so all keys of one decision share a Cluster slot while different
  * clients spread over the cluster. The policy name and the key are percent-encoded where they could break that:
@@ -69,8 +70,8 @@ final class RedisKeys {
 	}
 
 	/**
-	 * Return whether two policies of one name keep their state in the same keys (parameters that mean the same to
-	 * the state: a token and a leaky bucket of the same rate, sliding logs of the same window).
+	 * Return whether two policies of one name keep their state in the same keys: the same window and algorithm (a
+	 * token and a leaky bucket are one meter), whatever their limit and burst.
 	 */
 	static boolean sameState(RateLimitPolicy one, RateLimitPolicy other) {
 		return suffix(one.algorithm()).equals(suffix(other.algorithm())) && fingerprint(one).equals(fingerprint(other));
@@ -156,15 +157,10 @@ final class RedisKeys {
 	}
 
 	/**
-	 * The parameters that give the algorithm's state its meaning, and the variant, which counts apart.
+	 * The parameter that gives the algorithm's state its meaning, the window, and the variant, which counts apart.
 	 */
 	static String fingerprint(RateLimitPolicy policy) {
-		String parameters = switch (policy.algorithm()) {
-			case FIXED, SLIDING_COUNTER -> policy.limit() + "/" + policy.windowMillis();
-			case TOKEN_BUCKET, LEAKY_BUCKET -> policy.limit() + "/" + policy.windowMillis() + "/" + policy.burst();
-			case SLIDING_LOG -> Long.toString(policy.windowMillis());
-		};
-		return parameters + StoreKeys.variantSuffix(policy);
+		return policy.windowMillis() + StoreKeys.variantSuffix(policy);
 	}
 
 	private static String suffix(Algorithm algorithm) {
@@ -173,7 +169,7 @@ final class RedisKeys {
 			case FIXED -> "fx";
 			case SLIDING_COUNTER -> "swc";
 			// One meter, so switching between the two keeps the state.
-			case TOKEN_BUCKET, LEAKY_BUCKET -> "bkt";
+			case TOKEN_BUCKET, LEAKY_BUCKET -> "tb";
 			case SLIDING_LOG -> "log";
 		};
 	}

@@ -79,9 +79,13 @@ local function bucket_take(key, cost, burst, per_token, per_ms)
   local capacity = burst * per_token
   local t, units, expires = now, capacity, 0
   local state = redis.call('GET', key)
-  if state and #state == 24 then
-    local last
-    units, last, expires = struct.unpack('ddd', state)
+  if state and #state == 40 then
+    local last, counted_per_token, counted_capacity
+    units, last, expires, counted_per_token, counted_capacity = struct.unpack('ddddd', state)
+    if counted_per_token ~= per_token or counted_capacity ~= capacity then
+      -- A changed limit or burst keeps what was used, in whole tokens, clamped to the burst.
+      units = math.max(0, capacity - math.ceil((counted_capacity - units) / counted_per_token) * per_token)
+    end
     if t < last then
       t = last
     end
@@ -105,10 +109,10 @@ local function bucket_take(key, cost, burst, per_token, per_ms)
   units = units - cost * per_token
   local full = t + math.ceil((capacity - units) / per_ms)
   if full <= expires then
-    redis.call('SET', key, struct.pack('ddd', units, t, expires), 'KEEPTTL')
+    redis.call('SET', key, struct.pack('ddddd', units, t, expires, per_token, capacity), 'KEEPTTL')
   else
     expires = full + math.ceil(capacity / per_ms)
-    redis.call('SET', key, struct.pack('ddd', units, t, expires), 'PX', math.max(expires - now, least_ttl))
+    redis.call('SET', key, struct.pack('ddddd', units, t, expires, per_token, capacity), 'PX', math.max(expires - now, least_ttl))
   end
   return 1, math.floor(units / per_token), math.ceil((capacity - units) / per_ms), 0,
     math.ceil((per_token - units % per_token) / per_ms), t
@@ -118,10 +122,14 @@ local function bucket_refund(key, cost, burst, per_token)
   -- Tokens given back at the last admission's time are as good as never taken; the bucket never overfills, and a
   -- fuller bucket is full sooner, so the expiry it has is long enough.
   local state = redis.call('GET', key)
-  if state and #state == 24 then
-    local units, last, expires = struct.unpack('ddd', state)
-    units = math.min(burst * per_token, units + cost * per_token)
-    redis.call('SET', key, struct.pack('ddd', units, last, expires), 'KEEPTTL')
+  if state and #state == 40 then
+    local units, last, expires, counted_per_token, counted_capacity = struct.unpack('ddddd', state)
+    local capacity = burst * per_token
+    if counted_per_token ~= per_token or counted_capacity ~= capacity then
+      units = math.max(0, capacity - math.ceil((counted_capacity - units) / counted_per_token) * per_token)
+    end
+    units = math.min(capacity, units + cost * per_token)
+    redis.call('SET', key, struct.pack('ddddd', units, last, expires, per_token, capacity), 'KEEPTTL')
   end
 end
 

@@ -1,7 +1,9 @@
 -- Token bucket with continuous refill, in exact integer units; mirrors TokenBucket.java. It serves LEAKY_BUCKET too:
 -- the same meter, seen as the level poured in (capacity - units) rather than the tokens left.
--- State (units, last, expires): the units in the bucket (per_token units make a token) at the last admission, its
--- time, and when the key expires. A missing key is a full bucket. The key must live until the bucket is full again;
+-- State (units, last, expires, counted_per_token, counted_capacity): the units in the bucket at the last admission,
+-- its time, when the key expires, and how many units made a token and the bucket then. A missing key is a full
+-- bucket. Under another limit or burst, what was used is kept in whole tokens (a part counts as a whole), clamped
+-- to the burst, as a window keeps its count. The key must live until the bucket is full again;
 -- its expiry is pushed a whole refill further when it falls short, so a busy key is not re-expired on every request.
 local capacity = burst * per_token
 local refill = math.ceil(capacity / per_ms)
@@ -10,10 +12,10 @@ local key, t, units, expires, dirty
 local function flush()
   local full = t + math.ceil((capacity - units) / per_ms)
   if full <= expires then
-    redis.call('SET', key, struct.pack('ddd', units, t, expires), 'KEEPTTL')
+    redis.call('SET', key, struct.pack('ddddd', units, t, expires, per_token, capacity), 'KEEPTTL')
   else
     expires = full + refill
-    redis.call('SET', key, struct.pack('ddd', units, t, expires), 'PX', math.max(expires - now, least_ttl))
+    redis.call('SET', key, struct.pack('ddddd', units, t, expires, per_token, capacity), 'PX', math.max(expires - now, least_ttl))
   end
 end
 
@@ -24,9 +26,12 @@ for i = 1, #ARGV - 7 do
     end
     key, t, units, expires, dirty = KEYS[i], now, capacity, 0, false
     local state = redis.call('GET', key)
-    if state and #state == 24 then
-      local last
-      units, last, expires = struct.unpack('ddd', state)
+    if state and #state == 40 then
+      local last, counted_per_token, counted_capacity
+      units, last, expires, counted_per_token, counted_capacity = struct.unpack('ddddd', state)
+      if counted_per_token ~= per_token or counted_capacity ~= capacity then
+        units = math.max(0, capacity - math.ceil((counted_capacity - units) / counted_per_token) * per_token)
+      end
       if t < last then
         t = last
       end

@@ -35,9 +35,10 @@ import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException
 /**
  * A policy whose algorithm, limit, window or burst changes while instances of the old and the new configuration
  * share one Redis (an edited {@code application.yml} rolled out one instance at a time): requests alternate between
- * the two. Neither reads the other's state as its own (each counts under its own parameters), and while both are in
- * use a request passes only if it passes under both: together they never admit more than the larger configuration
- * would alone, and never report a remaining count outside {@code [0, capacity]}.
+ * the two. A change of limit or burst keeps the state, each configuration deciding on it with its own limit; after a
+ * change of algorithm or window neither reads the other's state as its own (each counts under its own parameters),
+ * and while both are in use a request passes only if it passes under both. Either way together they never admit more
+ * than the larger configuration would alone, and never report a remaining count outside {@code [0, capacity]}.
  */
 class PolicyChangeIntegrationTests {
 
@@ -114,7 +115,7 @@ class PolicyChangeIntegrationTests {
 	}
 
 	/**
-	 * The old configuration allows 10 an hour, the new one 3. The new instance, seeing the old one in use, counts
+	 * The old configuration allows 10 an hour, the new one 3 in two hours. The new instance, seeing the old one in use, counts
 	 * in both; the old one, once it says again which parameters it uses (it has been idle for more than half
 	 * the life of a registration, so it waits for the answer), learns of the new one and rejects what the new
 	 * state would.
@@ -123,7 +124,7 @@ class PolicyChangeIntegrationTests {
 		MutableTimeSource clock = MutableTimeSource.at("2030-01-01T00:00:00Z");
 		String prefix = "learn-" + UUID.randomUUID();
 		RateLimitPolicy before = policy(Algorithm.FIXED, 10, Duration.ofHours(1), null);
-		RateLimitPolicy after = policy(Algorithm.FIXED, 3, Duration.ofHours(1), null);
+		RateLimitPolicy after = policy(Algorithm.FIXED, 3, Duration.ofHours(2), null);
 		try (RedisRateLimitStore old = store(connectionFactory, prefix, clock);
 				RedisRateLimitStore updated = store(connectionFactory, prefix, clock)) {
 			assertThat(old.tryAcquire(before, "client", 1).allowed()).isTrue();
@@ -150,7 +151,7 @@ class PolicyChangeIntegrationTests {
 		MutableTimeSource clock = MutableTimeSource.at("2030-01-01T00:00:00Z");
 		String prefix = "retired-" + UUID.randomUUID();
 		RateLimitPolicy before = policy(Algorithm.FIXED, 3, Duration.ofHours(1), null);
-		RateLimitPolicy after = policy(Algorithm.FIXED, 10, Duration.ofHours(1), null);
+		RateLimitPolicy after = policy(Algorithm.FIXED, 10, Duration.ofHours(2), null);
 		try (RedisRateLimitStore old = store(connectionFactory, prefix, clock);
 				RedisRateLimitStore updated = store(connectionFactory, prefix, clock)) {
 			for (int i = 0; i < 3; i++) {
@@ -193,7 +194,7 @@ class PolicyChangeIntegrationTests {
 		MutableTimeSource clock = MutableTimeSource.at("2030-01-01T00:00:00Z");
 		String prefix = "refund-" + UUID.randomUUID();
 		RateLimitPolicy before = policy(Algorithm.FIXED, 10, Duration.ofHours(1), null);
-		RateLimitPolicy after = policy(Algorithm.FIXED, 5, Duration.ofHours(1), null);
+		RateLimitPolicy after = policy(Algorithm.FIXED, 5, Duration.ofHours(2), null);
 		try (RedisRateLimitStore old = store(connectionFactory, prefix, clock);
 				RedisRateLimitStore updated = store(connectionFactory, prefix, clock)) {
 			long takenAt = clock.currentTimeMillis();
@@ -265,15 +266,17 @@ class PolicyChangeIntegrationTests {
 	}
 
 	@Test
-	void aSecondConfigurationOfOneNameInOneInstanceFailsTellingTheWayOut() {
+	void aSecondWindowOfOneNameInOneInstanceFailsTellingTheWayOutWhileAChangedLimitCarriesTheCountOver() {
 		MutableTimeSource clock = MutableTimeSource.at("2030-01-01T00:00:00Z");
 		try (RedisRateLimitStore store = store("names-" + UUID.randomUUID(), clock)) {
 			store.tryAcquire(RateLimitPolicy.builder("exports").limit(2).window(Duration.ofMinutes(1)).build(), "a", 1);
-			RateLimitPolicy other = RateLimitPolicy.builder("exports").limit(1_000).window(Duration.ofMinutes(1)).build();
+			RateLimitPolicy other = RateLimitPolicy.builder("exports").limit(1_000).window(Duration.ofHours(1)).build();
 			assertThatIllegalArgumentException().isThrownBy(() -> store.tryAcquire(other, "b", 1))
 				.withMessageContaining("'exports' is already in use with FIXED, limit 2 per 1m")
-				.withMessageContaining("cannot also count with FIXED, limit 1000 per 1m")
+				.withMessageContaining("cannot also count with FIXED, limit 1000 per 1h")
 				.withMessageContaining(".variant(tenant)");
+			RateLimitPolicy raised = RateLimitPolicy.builder("exports").limit(3).window(Duration.ofMinutes(1)).build();
+			assertThat(store.tryAcquire(raised, "a", 1).remaining()).isEqualTo(1);
 		}
 	}
 
@@ -309,7 +312,7 @@ class PolicyChangeIntegrationTests {
 			assertThat(redis.call("HGET", prefix + ":{resources}:versions", "f:1:86400000:1|")).isNull();
 			// Another instance's set, on time: decided together, and said once.
 			try (RedisRateLimitStore other = store(prefix, clock)) {
-				other.tryAcquire(RateLimitPolicy.builder("resources").limit(3).window(Duration.ofMinutes(1)).build(),
+				other.tryAcquire(RateLimitPolicy.builder("resources").limit(3).window(Duration.ofMinutes(2)).build(),
 						"client", 1);
 				for (int i = 0; i < 3; i++) {
 					clock.advanceMillis(PolicyVersions.REFRESH_MILLIS); // each refresh learns the other set again
@@ -318,7 +321,7 @@ class PolicyChangeIntegrationTests {
 				}
 			}
 			// Each instance says once which other set takes part in its decisions.
-			assertThat(warnings).filteredOn((message) -> message.contains("also being decided with FIXED 3 per 1m"))
+			assertThat(warnings).filteredOn((message) -> message.contains("also being decided with FIXED 3 per 2m"))
 				.singleElement(STRING)
 				.contains("'resources'")
 				.contains("this instance decides it with FIXED 5 per 1m");

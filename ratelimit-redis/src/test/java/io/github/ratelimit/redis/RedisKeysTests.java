@@ -16,20 +16,20 @@ class RedisKeysTests {
 
 	@Test
 	void keysCarryThePrefixAHashTagOfPolicyAndKeyTheAlgorithmAndItsParameters() {
-		assertThat(key(policy("orders", Algorithm.FIXED), "alice")).isEqualTo("ratelimit:{orders:alice}:fx:1/1000");
+		assertThat(key(policy("orders", Algorithm.FIXED), "alice")).isEqualTo("ratelimit:{orders:alice}:fx:1000");
 		assertThat(key(policy("orders", Algorithm.SLIDING_COUNTER), "alice"))
-			.isEqualTo("ratelimit:{orders:alice}:swc:1/1000");
+			.isEqualTo("ratelimit:{orders:alice}:swc:1000");
 		assertThat(key(policy("orders", Algorithm.TOKEN_BUCKET), "alice"))
-			.isEqualTo("ratelimit:{orders:alice}:bkt:1/1000/1");
+			.isEqualTo("ratelimit:{orders:alice}:tb:1000");
 		assertThat(key(policy("orders", Algorithm.LEAKY_BUCKET), "alice")).as("the same meter")
-			.isEqualTo("ratelimit:{orders:alice}:bkt:1/1000/1");
+			.isEqualTo("ratelimit:{orders:alice}:tb:1000");
 		byte[][] log = this.keys.keys(policy("orders", Algorithm.SLIDING_LOG), "alice");
 		assertThat(new String(log[0], StandardCharsets.UTF_8)).isEqualTo("ratelimit:{orders:alice}:log:1000");
 		assertThat(new String(log[1], StandardCharsets.UTF_8)).isEqualTo("ratelimit:{orders:alice}:sum:1000");
 	}
 
 	@Test
-	void aChangeOfAlgorithmLimitWindowOrBurstGivesOtherKeysSoOldStateIsNeverReadAsNew() {
+	void aChangeOfLimitOrBurstKeepsTheKeysWhileAChangeOfAlgorithmOrWindowGivesOthers() {
 		RateLimitPolicy base = RateLimitPolicy.builder("orders")
 			.algorithm(Algorithm.TOKEN_BUCKET)
 			.limit(10)
@@ -37,41 +37,44 @@ class RedisKeysTests {
 			.burst(10L)
 			.build();
 		String original = key(base, "alice");
-		assertThat(key(base.toBuilder().limit(100).build(), "alice")).isNotEqualTo(original);
+		assertThat(key(base.toBuilder().limit(100).build(), "alice")).as("counts carried over").isEqualTo(original);
+		assertThat(key(base.toBuilder().burst(1L).build(), "alice")).as("level clamped").isEqualTo(original);
 		assertThat(key(base.toBuilder().window(Duration.ofMinutes(1)).build(), "alice")).isNotEqualTo(original);
-		assertThat(key(base.toBuilder().burst(1L).build(), "alice")).isNotEqualTo(original);
 		assertThat(key(base.toBuilder().algorithm(Algorithm.FIXED).build(), "alice")).isNotEqualTo(original);
 		assertThat(key(base.toBuilder().algorithm(Algorithm.LEAKY_BUCKET).build(), "alice"))
 			.as("the same meter keeps its state").isEqualTo(original);
+		assertThat(RedisKeys.sameState(base, base.toBuilder().limit(100).burst(3L).build())).isTrue();
 	}
 
 	@Test
 	void aVariantNamesItselfAfterTheParametersEncodedAndBounded() {
 		RateLimitPolicy quota = policy("quota", Algorithm.FIXED);
-		assertThat(key(quota.toBuilder().variant("gold").build(), "k")).isEqualTo("ratelimit:{quota:k}:fx:1/1000:v=gold");
+		assertThat(key(quota.toBuilder().variant("gold").build(), "k")).isEqualTo("ratelimit:{quota:k}:fx:1000:v=gold");
 		assertThat(key(quota.toBuilder().variant("a:b}").build(), "k"))
-			.isEqualTo("ratelimit:{quota:k}:fx:1/1000:v=a%3Ab%7D");
+			.isEqualTo("ratelimit:{quota:k}:fx:1000:v=a%3Ab%7D");
 		assertThat(key(quota.toBuilder().variant("t".repeat(10_000)).build(), "k"))
-			.startsWith("ratelimit:{quota:k}:fx:1/1000:v=" + StoreKeys.HASHED_PREFIX)
+			.startsWith("ratelimit:{quota:k}:fx:1000:v=" + StoreKeys.HASHED_PREFIX)
 			.hasSizeLessThan(100);
 		assertThat(RedisKeys.sameState(quota, quota.toBuilder().variant("gold").build())).isFalse();
 	}
 
 	@Test
-	void theSlidingLogKeepsItsEntriesWhenOnlyTheLimitChanges() {
+	void aWindowKeepsItsCountsWhenOnlyTheLimitChanges() {
 		RateLimitPolicy log = RateLimitPolicy.builder("orders")
 			.algorithm(Algorithm.SLIDING_LOG)
 			.limit(10)
 			.window(Duration.ofMinutes(1))
 			.build();
 		assertThat(key(log.toBuilder().limit(20).build(), "alice")).isEqualTo(key(log, "alice"));
+		RateLimitPolicy fixed = log.toBuilder().algorithm(Algorithm.FIXED).build();
+		assertThat(key(fixed.toBuilder().limit(20).build(), "alice")).isEqualTo(key(fixed, "alice"));
 		assertThat(key(log.toBuilder().window(Duration.ofMinutes(2)).build(), "alice")).isNotEqualTo(key(log, "alice"));
 	}
 
 	@Test
 	void bracesCannotEndTheHashTagEarly() {
 		String key = key(policy("orders", Algorithm.FIXED), "}{evil}");
-		assertThat(key).isEqualTo("ratelimit:{orders:%7D%7Bevil%7D}:fx:1/1000");
+		assertThat(key).isEqualTo("ratelimit:{orders:%7D%7Bevil%7D}:fx:1000");
 		assertThat(key.indexOf('}')).isEqualTo(key.lastIndexOf('}'));
 	}
 
@@ -92,7 +95,7 @@ class RedisKeysTests {
 	@Test
 	void aLongKeyIsReplacedByAHashInsideTheHashTag() {
 		String key = key(policy("orders", Algorithm.FIXED), "x".repeat(10_000));
-		assertThat(key).startsWith("ratelimit:{" + StoreKeys.HASHED_PREFIX).endsWith("}:fx:1/1000").hasSizeLessThan(80);
+		assertThat(key).startsWith("ratelimit:{" + StoreKeys.HASHED_PREFIX).endsWith("}:fx:1000").hasSizeLessThan(80);
 	}
 
 	@Test
@@ -130,7 +133,7 @@ class RedisKeysTests {
 		// Values from the Redis Cluster specification and CLUSTER KEYSLOT.
 		assertThat(RedisKeys.slot(RedisKeys.bytes("123456789"))).isEqualTo(0x31C3 & 16383);
 		assertThat(RedisKeys.slot(RedisKeys.bytes("foo"))).isEqualTo(12182);
-		assertThat(RedisKeys.slot(RedisKeys.bytes("ratelimit:{foo}:fx:1/1000"))).isEqualTo(12182);
+		assertThat(RedisKeys.slot(RedisKeys.bytes("ratelimit:{foo}:fx:1000"))).isEqualTo(12182);
 		assertThat(RedisKeys.slot(RedisKeys.bytes("a{}b{foo}"))).isEqualTo(RedisKeys.slot(RedisKeys.bytes("a{}b{foo}")));
 	}
 
