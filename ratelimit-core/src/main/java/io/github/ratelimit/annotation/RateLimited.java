@@ -117,6 +117,17 @@ public @interface RateLimited {
 	String skip() default "";
 
 	/**
+	 * A SpEL expression, over the same variables as {@link #key()}, naming the tenant the request is for: with a
+	 * {@code TenantLimitsSource} bean, the policy's limits for that tenant come from it (a tenant's own limit,
+	 * window, burst, algorithm or mode, looked up and cached), and each tenant with limits of its own counts apart.
+	 * Empty (the default), or a request whose tenant is {@code null}: the policy's own limits.
+	 * {@code ratelimit.policies.<name>.tenant} overrides it.
+	 * @return the tenant expression
+	 * @since 0.3.0
+	 */
+	String tenant() default "";
+
+	/**
 	 * Whether the policy rejects, or only reports what it would have rejected; {@code ratelimit.policies.<name>.mode}
 	 * overrides it.
 	 * @return the mode

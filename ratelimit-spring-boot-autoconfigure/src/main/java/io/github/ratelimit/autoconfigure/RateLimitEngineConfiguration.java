@@ -12,6 +12,8 @@ import io.github.ratelimit.engine.FilterDefinition;
 import io.github.ratelimit.engine.PolicyCatalog;
 import io.github.ratelimit.engine.PolicyValues;
 import io.github.ratelimit.engine.RateLimitEngine;
+import io.github.ratelimit.engine.RateLimitTenants;
+import io.github.ratelimit.engine.TenantLimitsSource;
 import io.github.ratelimit.limiter.RateLimiter;
 import io.github.ratelimit.observation.RateLimitObservationConvention;
 import io.github.ratelimit.store.RateLimitStore;
@@ -24,11 +26,15 @@ import io.github.ratelimit.web.TrustedProxiesClientIpResolver;
 import io.micrometer.observation.ObservationRegistry;
 
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.context.annotation.Bean;
+import org.springframework.cache.Cache;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.core.io.ResourceLoader;
+import org.springframework.util.ClassUtils;
 
 /**
  * The policy engine of a web application, whatever its stack: every policy from the annotations and
@@ -39,6 +45,8 @@ import org.springframework.context.annotation.Configuration;
 @ConditionalOnWebApplication
 @ConditionalOnClass(RateLimitEngine.class)
 class RateLimitEngineConfiguration {
+
+	private static final String CAFFEINE = "com.github.benmanes.caffeine.cache.Caffeine";
 
 	@Bean
 	@ConditionalOnMissingBean
@@ -82,9 +90,11 @@ class RateLimitEngineConfiguration {
 	RateLimitEngine rateLimitEngine(PolicyCatalog catalog, RateLimiter rateLimiter,
 			RateLimitHeadersWriter headersWriter, ClientIpResolver clientIpResolver, RateLimitProperties properties,
 			ObjectProvider<RateLimitPlanResolver> planResolver, ObjectProvider<ObservationRegistry> observationRegistry,
-			ObjectProvider<RateLimitObservationConvention> observationConvention) {
+			ObjectProvider<RateLimitObservationConvention> observationConvention,
+			ObjectProvider<RateLimitTenants> tenants) {
 		return RateLimitEngine.builder(catalog, rateLimiter, headersWriter, clientIpResolver)
 			.planResolver(planResolver.getIfAvailable())
+			.tenants(tenants.getIfAvailable())
 			.exempt(ClientExemptions.of(properties.getClientIp().getExempt()))
 			.observationRegistry(observationRegistry.getIfAvailable(() -> ObservationRegistry.NOOP),
 					observationConvention.getIfAvailable())
@@ -106,6 +116,19 @@ class RateLimitEngineConfiguration {
 		RateLimitProperties.ClientIp clientIp = properties.getClientIp();
 		return new TrustedProxiesClientIpResolver(clientIp.getTrustedProxies(), clientIp.getForwardedHeader(),
 				clientIp.getIpv4PrefixLength(), clientIp.getIpv6PrefixLength(), properties.getFailureLogInterval());
+	}
+
+	@Bean
+	@ConditionalOnBean(TenantLimitsSource.class)
+	@ConditionalOnMissingBean
+	RateLimitTenants rateLimitTenants(TenantLimitsSource source, RateLimitProperties properties,
+			ResourceLoader resourceLoader) {
+		RateLimitProperties.Tenants tenants = properties.getTenants();
+		RateLimitProperties.Tenants.Cache settings = tenants.getCache();
+		Cache cache = ClassUtils.isPresent(CAFFEINE, resourceLoader.getClassLoader())
+				? CaffeineTenantCache.create(settings.getMaximumSize(), settings.getTimeToLive())
+				: RateLimitTenants.boundedCache(settings.getMaximumSize(), settings.getTimeToLive());
+		return new RateLimitTenants(source, cache, tenants.getTimeout(), tenants.getThreads());
 	}
 
 	/** The property prefix of a policy, plan or filter: its name bracketed when it has a dot. */

@@ -107,6 +107,8 @@ public class RateLimitProperties implements InitializingBean {
 
 	private final ClientIp clientIp = new ClientIp();
 
+	private final Tenants tenants = new Tenants();
+
 	/**
 	 * Check every setting once bound, so that a bad value fails start-up naming the property, whichever beans use it.
 	 */
@@ -123,6 +125,10 @@ public class RateLimitProperties implements InitializingBean {
 					"Must not contain '{' or '}', which would change the Redis Cluster hash slot of every key.");
 		}
 		atLeastOneMilli("ratelimit.redis.timeout", this.redis.getTimeout());
+		atLeastOneMilli("ratelimit.tenants.timeout", this.tenants.getTimeout());
+		atLeastOneMilli("ratelimit.tenants.cache.time-to-live", this.tenants.getCache().getTimeToLive());
+		atLeast("ratelimit.tenants.cache.maximum-size", this.tenants.getCache().getMaximumSize(), 1);
+		atLeast("ratelimit.tenants.threads", this.tenants.getThreads(), 1);
 		atLeast("ratelimit.redis.max-batch-size", this.redis.getMaxBatchSize(), 1);
 		atLeast("ratelimit.redis.max-in-flight", this.redis.getMaxInFlight(), 1);
 		if (this.dynamodb.getTable() == null || this.dynamodb.getTable().isBlank()) {
@@ -258,6 +264,10 @@ public class RateLimitProperties implements InitializingBean {
 		return this.redis;
 	}
 
+	public Tenants getTenants() {
+		return this.tenants;
+	}
+
 	public Metrics getMetrics() {
 		return this.metrics;
 	}
@@ -387,6 +397,21 @@ public class RateLimitProperties implements InitializingBean {
 		 * the annotation's mode, or else enforce.
 		 */
 		private @Nullable PolicyMode mode;
+
+		/**
+		 * SpEL expression of the request's tenant, over the key's variables: with a TenantLimitsSource bean, the
+		 * tenant's own limits apply, each tenant with limits of its own counted apart. When not set, the
+		 * annotation's tenant; without one, the policy's own limits.
+		 */
+		private @Nullable String tenant;
+
+		public @Nullable String getTenant() {
+			return this.tenant;
+		}
+
+		public void setTenant(@Nullable String tenant) {
+			this.tenant = tenant;
+		}
 
 		/**
 		 * What the limit is for, in words, shown by the actuator endpoint; it changes nothing in how the policy
@@ -1083,6 +1108,82 @@ public class RateLimitProperties implements InitializingBean {
 				throw new InvalidConfigurationPropertyValueException("ratelimit.client-ip.ipv6-prefix-length",
 						this.ipv6PrefixLength, "Must be from 1 to 128.");
 			}
+		}
+
+	}
+
+	/**
+	 * Limits per tenant from the application's TenantLimitsSource bean.
+	 */
+	public static class Tenants {
+
+		/**
+		 * Longest a request waits for a tenant's limits to be looked up; past it, the policy's failure mode applies
+		 * (allow: uncounted by that policy; local: the policy's own limits; deny: 503), and the lookup goes on for the
+		 * next request.
+		 */
+		private Duration timeout = Duration.ofMillis(200);
+
+		/**
+		 * Lookups that run at once, on threads of their own; more wait in a queue of 1,000, and past it follow the
+		 * failure mode.
+		 */
+		private int threads = 4;
+
+		private final Cache cache = new Cache();
+
+		public Duration getTimeout() {
+			return this.timeout;
+		}
+
+		public void setTimeout(Duration timeout) {
+			this.timeout = timeout;
+		}
+
+		public int getThreads() {
+			return this.threads;
+		}
+
+		public void setThreads(int threads) {
+			this.threads = threads;
+		}
+
+		public Cache getCache() {
+			return this.cache;
+		}
+
+		/**
+		 * Cache of the tenants' limits, in Caffeine when it is on the class path (else a simple bounded map).
+		 */
+		public static class Cache {
+
+			/**
+			 * Most answers kept (one per tenant and policy, an answer of "the policy's own limits" included).
+			 */
+			private int maximumSize = 10_000;
+
+			/**
+			 * How long an answer is kept after it was looked up: the longest a change of a tenant's limits takes to
+			 * apply when nothing evicts it (RateLimitTenants.evict applies it at once).
+			 */
+			private Duration timeToLive = Duration.ofMinutes(1);
+
+			public int getMaximumSize() {
+				return this.maximumSize;
+			}
+
+			public void setMaximumSize(int maximumSize) {
+				this.maximumSize = maximumSize;
+			}
+
+			public Duration getTimeToLive() {
+				return this.timeToLive;
+			}
+
+			public void setTimeToLive(Duration timeToLive) {
+				this.timeToLive = timeToLive;
+			}
+
 		}
 
 	}

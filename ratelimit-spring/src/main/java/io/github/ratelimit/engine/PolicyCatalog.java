@@ -66,6 +66,8 @@ public final class PolicyCatalog implements SmartInitializingSingleton, BeanFact
 
 	private final PolicyParser parser;
 
+	private final Consumer<RateLimitPolicy> storeCheck;
+
 	private final List<FilterRule> filters;
 
 	private final @Nullable RateLimitedClasses rateLimitedClasses;
@@ -107,6 +109,7 @@ public final class PolicyCatalog implements SmartInitializingSingleton, BeanFact
 		this.defaultPlan = builder.defaultPlan;
 		this.drawnByDisabledFilters = Set.copyOf(builder.drawnByDisabledFilters);
 		this.rateLimitedClasses = builder.rateLimitedClasses;
+		this.storeCheck = builder.storeCheck;
 		this.parser = new PolicyParser(builder.defaultFailureMode, builder.storeCheck, this.plans);
 		this.filters = filterRules(builder.filters);
 	}
@@ -284,6 +287,14 @@ public final class PolicyCatalog implements SmartInitializingSingleton, BeanFact
 	 */
 	@Nullable String effectivePlan(@Nullable String plan) {
 		return (plan != null && this.plans.containsKey(plan)) ? plan : this.defaultPlan;
+	}
+
+	/**
+	 * Check that the store can enforce a policy built at run time (a tenant's limits).
+	 * @throws IllegalArgumentException if it cannot
+	 */
+	void checkSupported(RateLimitPolicy policy) {
+		this.storeCheck.accept(policy);
 	}
 
 	BeanResolver beanResolver() {

@@ -131,6 +131,9 @@ final class PolicyParser {
 		}
 		String skip = values.getOrDefault("skip", String.class, "").trim();
 		Expression skipExpression = skip.isEmpty() ? null : parse(skip, "skip", name, where);
+		String tenantExpression = values.getOrDefault("tenant", String.class, "").trim();
+		KeySource tenant = tenantExpression.isEmpty() ? null
+				: keySource(tenantExpression, name, where, parameterNames, parameterTypes);
 		Map<String, Map<String, String>> planSources = new LinkedHashMap<>();
 		Map<String, RateLimitPolicy> planned = planned(policy, where, planSources);
 		Map<String, Object> passedOn = new LinkedHashMap<>();
@@ -141,7 +144,7 @@ final class PolicyParser {
 			}
 		});
 		return new PolicySpec(policy, declarationOf(where), values.sources(policy), keyExpression, key, cost, countOn,
-				skipExpression, planned, planSources, passedOn);
+				skipExpression, tenant, planned, planSources, passedOn);
 	}
 
 	/** The policy as each plan that changes it has it, checked like the policy itself. */

@@ -62,6 +62,9 @@ public final class PolicySpec {
 
 	private final @Nullable Expression skip;
 
+	/** Where the request's tenant comes from, or {@code null} if the policy has no limits per tenant. */
+	private final @Nullable KeySource tenant;
+
 	/** Whether the key is a literal, the same for every client: an application-wide quota. */
 	private final boolean sharedByEveryClient;
 
@@ -71,10 +74,13 @@ public final class PolicySpec {
 	/** Logs a skip condition's failure once per policy. */
 	private final AtomicBoolean skipFailureLogged = new AtomicBoolean();
 
+	/** Logs a tenant expression's failure once per policy. */
+	private final AtomicBoolean tenantFailureLogged = new AtomicBoolean();
+
 	PolicySpec(RateLimitPolicy policy, String declaration, Map<String, String> sources, String keyExpression,
 			KeySource key, CostSource cost, @Nullable CountOn countOn, @Nullable Expression skip,
-			Map<String, RateLimitPolicy> plans, Map<String, Map<String, String>> planSources,
-			Map<String, Object> values) {
+			@Nullable KeySource tenant, Map<String, RateLimitPolicy> plans,
+			Map<String, Map<String, String>> planSources, Map<String, Object> values) {
 		this.policy = policy;
 		this.declaration = declaration;
 		this.sources = Collections.unmodifiableMap(new LinkedHashMap<>(sources)); // kept in the attributes' order
@@ -83,6 +89,7 @@ public final class PolicySpec {
 		this.cost = cost;
 		this.countOn = countOn;
 		this.skip = skip;
+		this.tenant = tenant;
 		this.plans = plans;
 		this.planSources = planSources;
 		this.values = Map.copyOf(values);
@@ -156,6 +163,40 @@ public final class PolicySpec {
 
 	boolean hasSkip() {
 		return this.skip != null;
+	}
+
+	/**
+	 * Return whether the policy's limits may come from the request's tenant.
+	 * @return whether it has a tenant expression
+	 */
+	public boolean hasTenant() {
+		return this.tenant != null;
+	}
+
+	/**
+	 * Return the tenant of this request, or {@code null} for the policy's own limits: no tenant expression, or one
+	 * that yields {@code null}, an empty string, a value whose text is not its value, or fails (logged at WARN once
+	 * per policy: a broken expression must not fail requests).
+	 */
+	@Nullable String tenant(RequestScope scope) {
+		KeySource tenant = this.tenant;
+		if (tenant == null) {
+			return null;
+		}
+		try {
+			Object value = (tenant instanceof KeySource.ClientIp) ? scope.clientIp() : tenant.key(scope);
+			String text = (value instanceof ClientAddress address) ? address.key()
+					: (value != null) ? KeyText.of(value) : null;
+			return (text == null || text.isEmpty()) ? null : text;
+		}
+		catch (RuntimeException ex) {
+			if (this.tenantFailureLogged.compareAndSet(false, true)) {
+				logger.warn("Tenant expression of rate limit policy '" + this.policy.name() + "' on "
+						+ this.declaration + " failed: " + ex.getMessage()
+						+ "; the policy's own limits apply (logged once per policy)", ex);
+			}
+			return null;
+		}
 	}
 
 	/** Whether the policy only reports what it would have rejected. */

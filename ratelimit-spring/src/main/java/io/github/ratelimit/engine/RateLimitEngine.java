@@ -1,17 +1,22 @@
 package io.github.ratelimit.engine;
 
 import java.lang.reflect.Method;
+import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
 
 import io.github.ratelimit.Decision;
+import io.github.ratelimit.PolicyMode;
 import io.github.ratelimit.RateLimitPolicy;
 import io.github.ratelimit.limiter.Admission;
 import io.github.ratelimit.limiter.RateLimiter;
@@ -74,6 +79,8 @@ public final class RateLimitEngine {
 
 	private final ShadowReporter shadowReporter;
 
+	private final @Nullable RateLimitTenants tenants;
+
 	private final Function<RateLimitRequest, String> clientIp = this::clientIp;
 
 	private final AtomicLong unknownPlanLoggedAt = new AtomicLong(System.nanoTime() - WARN_INTERVAL_NANOS);
@@ -84,6 +91,14 @@ public final class RateLimitEngine {
 
 	private final AtomicLong clientIpFailureLoggedAt = new AtomicLong(System.nanoTime() - WARN_INTERVAL_NANOS);
 
+	private final AtomicLong tenantFailureLoggedAt = new AtomicLong(System.nanoTime() - WARN_INTERVAL_NANOS);
+
+	/** What a tenant lookup that failed under a policy that fails open gives: the policy lets the request pass. */
+	private static final RateLimitPolicy UNCOUNTED = RateLimitPolicy.builder("uncounted")
+		.limit(1)
+		.window(Duration.ofSeconds(1))
+		.build();
+
 	private RateLimitEngine(Builder builder) {
 		this.catalog = builder.catalog;
 		this.limiter = new ObservedLimiter(builder.rateLimiter, builder.observationRegistry,
@@ -93,6 +108,7 @@ public final class RateLimitEngine {
 		this.planResolver = builder.planResolver;
 		this.exempt = builder.exempt;
 		this.shadowReporter = new ShadowReporter(builder.rateLimiter.listener());
+		this.tenants = builder.tenants;
 	}
 
 	/**
@@ -187,7 +203,7 @@ public final class RateLimitEngine {
 				this.clientIp);
 		LayerHold earlier = filterLayer(request);
 		try {
-			if (limits.single && this.exempt.isEmpty()) {
+			if (limits.single && this.exempt.isEmpty() && !limits.specs[0].hasTenant()) {
 				return decideOne(limits.specs[0], scope, request, earlier);
 			}
 			return decideLayer(limits.specs, scope, request, earlier);
@@ -239,13 +255,14 @@ public final class RateLimitEngine {
 		RequestScope scope = new RequestScope(RequestScope.NO_ARGUMENTS, RequestScope.NO_NAMES, request,
 				this.catalog.beanResolver(), this.clientIp);
 		try {
-			LayerPlan plan = planLayer(new PolicySpec[] { spec }, scope, request, null, PolicySpec.escaped(key));
-			return decidePlanAsync(plan, request).thenApply((outcome) -> {
-				if (!outcome.isRejected() && request != null) {
-					Settlements.defer(request, outcome.held());
-				}
-				return outcome;
-			});
+			return recovered(planAsync(new PolicySpec[] { spec }, scope, request, null, PolicySpec.escaped(key))
+				.thenCompose((plan) -> decidePlanAsync(plan, request))
+				.thenApply((outcome) -> {
+					if (!outcome.isRejected() && request != null) {
+						Settlements.defer(request, outcome.held());
+					}
+					return outcome;
+				}));
 		}
 		catch (RateLimitException | InvalidRateLimitCostException ex) {
 			return CompletableFuture.completedFuture(refused(ex));
@@ -410,7 +427,8 @@ public final class RateLimitEngine {
 	 */
 	private RateLimitOutcome decideLayer(PolicySpec[] specs, RequestScope scope, @Nullable RateLimitRequest request,
 			@Nullable LayerHold earlier) {
-		LayerPlan plan = planLayer(specs, scope, request, earlier, null);
+		CompletableFuture<@Nullable RateLimitPolicy[]> lookups = tenantPolicies(specs, scope);
+		LayerPlan plan = planLayer(specs, scope, request, earlier, null, (lookups != null) ? join(lookups) : null);
 		Admission admission = plan.acquisitions.isEmpty() ? null : this.limiter.decideAll(plan.acquisitions, false);
 		List<AppliedRateLimit> applied = applied(plan, admission);
 		RateLimitOutcome rejected = rejected(request, applied);
@@ -431,7 +449,122 @@ public final class RateLimitEngine {
 	 */
 	private CompletionStage<RateLimitOutcome> decideLayerAsync(PolicySpec[] specs, RequestScope scope,
 			@Nullable RateLimitRequest request, @Nullable LayerHold earlier) {
-		return decidePlanAsync(planLayer(specs, scope, request, earlier, null), request);
+		CompletableFuture<@Nullable RateLimitPolicy[]> lookups = tenantPolicies(specs, scope);
+		if (lookups == null) {
+			return decidePlanAsync(planLayer(specs, scope, request, earlier, null, null), request);
+		}
+		return recovered(lookups.thenCompose((tenantPolicies) -> decidePlanAsync(
+				planLayer(specs, scope, request, earlier, null, tenantPolicies), request)));
+	}
+
+	/** The plan of a layer once its tenants' limits are known, without waiting for them. */
+	private CompletionStage<LayerPlan> planAsync(PolicySpec[] specs, RequestScope scope,
+			@Nullable RateLimitRequest request, @Nullable LayerHold earlier, @Nullable String key) {
+		CompletableFuture<@Nullable RateLimitPolicy[]> lookups = tenantPolicies(specs, scope);
+		if (lookups == null) {
+			return CompletableFuture.completedFuture(planLayer(specs, scope, request, earlier, key, null));
+		}
+		return lookups.thenApply((tenantPolicies) -> planLayer(specs, scope, request, earlier, key, tenantPolicies));
+	}
+
+	/** A refusal that surfaced while the stage ran (a tenant lookup that failed closed, an invalid cost): answered. */
+	private static CompletionStage<RateLimitOutcome> recovered(CompletionStage<RateLimitOutcome> stage) {
+		return stage.handle((outcome, failure) -> {
+			if (failure == null) {
+				return CompletableFuture.completedFuture(outcome);
+			}
+			Throwable cause = (failure instanceof CompletionException && failure.getCause() != null)
+					? failure.getCause() : failure;
+			if (cause instanceof RateLimitException || cause instanceof InvalidRateLimitCostException) {
+				return CompletableFuture.completedFuture(refused((ErrorResponseException) cause));
+			}
+			return CompletableFuture.<RateLimitOutcome>failedFuture(cause);
+		}).thenCompose((result) -> result);
+	}
+
+	/** The result of tenant lookups on a thread that may wait: the lookups are bounded by their timeout. */
+	private static @Nullable RateLimitPolicy[] join(CompletableFuture<@Nullable RateLimitPolicy[]> lookups) {
+		try {
+			return lookups.join();
+		}
+		catch (CompletionException ex) {
+			if (ex.getCause() instanceof RateLimitException rejection) {
+				throw rejection;
+			}
+			throw ex;
+		}
+	}
+
+	/**
+	 * Look up the limits of the request's tenant for each policy of the layer that has a tenant expression: by
+	 * index, the tenant's policy, {@code null} for the policy's own, or {@link #UNCOUNTED}. {@code null} if no policy
+	 * of the layer has a tenant for this request. A lookup that fails or times out follows the policy's failure mode:
+	 * {@code allow} lets the request pass uncounted by that policy, {@code local} decides it under the policy's own
+	 * limits, {@code deny} fails the stage with a 503.
+	 */
+	private @Nullable CompletableFuture<@Nullable RateLimitPolicy[]> tenantPolicies(PolicySpec[] specs,
+			RequestScope scope) {
+		RateLimitTenants tenants = this.tenants;
+		if (tenants == null) {
+			return null;
+		}
+		CompletableFuture<?>[] lookups = null;
+		for (int i = 0; i < specs.length; i++) {
+			PolicySpec spec = specs[i];
+			String tenant = spec.hasTenant() ? spec.tenant(scope) : null;
+			if (tenant == null) {
+				continue;
+			}
+			if (lookups == null) {
+				lookups = new CompletableFuture<?>[specs.length];
+			}
+			lookups[i] = tenants.lookup(spec.policy().name(), tenant)
+				.handle((resolved, failure) -> tenantPolicy(spec, tenant, resolved, failure));
+		}
+		if (lookups == null) {
+			return null;
+		}
+		CompletableFuture<?>[] all = lookups;
+		CompletableFuture<?>[] started = Arrays.stream(all).filter((lookup) -> lookup != null)
+			.toArray(CompletableFuture<?>[]::new);
+		return CompletableFuture.allOf(started).thenApply((ignored) -> {
+			RateLimitPolicy[] policies = new RateLimitPolicy[all.length];
+			for (int i = 0; i < all.length; i++) {
+				policies[i] = (all[i] != null) ? (RateLimitPolicy) all[i].join() : null;
+			}
+			return policies;
+		});
+	}
+
+	private @Nullable RateLimitPolicy tenantPolicy(PolicySpec spec, String tenant,
+			RateLimitTenants.@Nullable Resolved resolved, @Nullable Throwable failure) {
+		String problem;
+		if (failure == null && resolved != null) {
+			try {
+				RateLimitPolicy policy = resolved.policy(spec.policy(), tenant);
+				if (policy != null) {
+					this.catalog.checkSupported(policy);
+				}
+				return policy;
+			}
+			catch (IllegalArgumentException ex) {
+				problem = "gave invalid limits " + resolved.limits + " (" + ex.getMessage() + ")";
+			}
+		}
+		else {
+			Throwable cause = (failure instanceof CompletionException && failure.getCause() != null)
+					? failure.getCause() : failure;
+			problem = (cause instanceof TimeoutException) ? "did not answer in time" : "failed (" + cause + ")";
+		}
+		RateLimitPolicy policy = spec.policy();
+		warnOfFailure(this.tenantFailureLoggedAt, "The limits of a tenant of rate limit policy '" + policy.name()
+				+ "' are unknown: the tenant limits source " + problem + "; failure mode " + policy.failureMode());
+		return switch (policy.failureMode()) {
+			case ALLOW -> UNCOUNTED;
+			case LOCAL -> null;
+			case DENY -> throw new RateLimitUnavailableException(policy, new Decision(false, policy.capacity(), 0, 0,
+					1_000, Decision.Origin.FAIL_CLOSED));
+		};
 	}
 
 	private CompletionStage<RateLimitOutcome> decidePlanAsync(LayerPlan plan, @Nullable RateLimitRequest request) {
@@ -463,7 +596,7 @@ public final class RateLimitEngine {
 	 * policy's own key expression
 	 */
 	private LayerPlan planLayer(PolicySpec[] specs, RequestScope scope, @Nullable RateLimitRequest request,
-			@Nullable LayerHold earlier, @Nullable String key) {
+			@Nullable LayerHold earlier, @Nullable String key, @Nullable RateLimitPolicy @Nullable [] tenantPolicies) {
 		String plan = null;
 		boolean planResolved = false;
 		List<PolicySpec> enforced = new ArrayList<>(specs.length);
@@ -471,12 +604,14 @@ public final class RateLimitEngine {
 		List<PolicySpec> shadows = new ArrayList<>(0);
 		List<Acquisition> shadowAcquisitions = new ArrayList<>(0);
 		// Keys and costs first: a cost that turns out invalid must fail the request before any policy counts it.
-		for (PolicySpec spec : specs) {
-			if (((key != null) ? isExemptKey(key, scope) : isExempt(spec, scope)) || spec.skips(scope)
-					|| (earlier != null && earlier.decided(spec.policy().name()))) {
+		for (int i = 0; i < specs.length; i++) {
+			PolicySpec spec = specs[i];
+			RateLimitPolicy tenantPolicy = (tenantPolicies != null) ? tenantPolicies[i] : null;
+			if (tenantPolicy == UNCOUNTED || ((key != null) ? isExemptKey(key, scope) : isExempt(spec, scope))
+					|| spec.skips(scope) || (earlier != null && earlier.decided(spec.policy().name()))) {
 				continue;
 			}
-			if (spec.isPlanned() && !planResolved) {
+			if (tenantPolicy == null && spec.isPlanned() && !planResolved) {
 				plan = plan(request);
 				planResolved = true;
 			}
@@ -484,9 +619,12 @@ public final class RateLimitEngine {
 			if (cost == 0) {
 				continue; // its cost expression failed, and its failure mode lets the request pass uncounted
 			}
-			Acquisition acquisition = new Acquisition(spec.policy(plan), (key != null) ? key : spec.key(scope), cost);
-			(spec.isShadow() ? shadows : enforced).add(spec);
-			(spec.isShadow() ? shadowAcquisitions : acquisitions).add(acquisition);
+			// A tenant's own limits are the most specific: they apply whatever the request's plan.
+			RateLimitPolicy policy = (tenantPolicy != null) ? tenantPolicy : spec.policy(plan);
+			Acquisition acquisition = new Acquisition(policy, (key != null) ? key : spec.key(scope), cost);
+			boolean shadow = policy.mode() == PolicyMode.SHADOW;
+			(shadow ? shadows : enforced).add(spec);
+			(shadow ? shadowAcquisitions : acquisitions).add(acquisition);
 		}
 		return new LayerPlan(enforced, acquisitions, shadows, shadowAcquisitions);
 	}
@@ -700,6 +838,8 @@ public final class RateLimitEngine {
 
 		private @Nullable RateLimitObservationConvention observationConvention;
 
+		private @Nullable RateLimitTenants tenants;
+
 		private Builder(PolicyCatalog catalog, RateLimiter rateLimiter, RateLimitHeadersWriter headersWriter,
 				ClientIpResolver clientIpResolver) {
 			this.catalog = catalog;
@@ -738,6 +878,16 @@ public final class RateLimitEngine {
 				@Nullable RateLimitObservationConvention convention) {
 			this.observationRegistry = observationRegistry;
 			this.observationConvention = convention;
+			return this;
+		}
+
+		/**
+		 * Take the limits of policies with a tenant expression from the tenants' own.
+		 * @param tenants the tenants' limits, or {@code null} for every policy's own limits
+		 * @return this builder
+		 */
+		public Builder tenants(@Nullable RateLimitTenants tenants) {
+			this.tenants = tenants;
 			return this;
 		}
 
