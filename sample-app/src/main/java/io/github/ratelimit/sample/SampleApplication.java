@@ -1,5 +1,7 @@
 package io.github.ratelimit.sample;
 
+import io.github.ratelimit.engine.TenantLimits;
+import io.github.ratelimit.engine.TenantLimitsSource;
 import io.github.ratelimit.web.RateLimitPlanResolver;
 
 import org.springframework.boot.SpringApplication;
@@ -24,10 +26,6 @@ public class SampleApplication {
 	}
 
 	/**
-	 * The plan of a request: its API key's, if this API issued the key (sample.api-keys in application.yml); any
-	 * other key and no key are on the default plan, free (ratelimit.plans).
-	 */
-	/**
 	 * The issued API keys, as the key expressions of the keyed policies call them ({@code @apiKeys}).
 	 */
 	@Bean
@@ -35,9 +33,23 @@ public class SampleApplication {
 		return new ApiKeys(properties.apiKeys());
 	}
 
+	/**
+	 * The plan of a request: its API key's, if this API issued the key (sample.api-keys in application.yml); any
+	 * other key and no key are on the default plan, free (ratelimit.plans).
+	 */
 	@Bean
 	RateLimitPlanResolver planResolver(ApiKeys apiKeys) {
 		return (request) -> apiKeys.plan(request.getHeader("X-API-Key"));
+	}
+
+	/**
+	 * Each tenant's limit of the {@code reports} policy, from the tenants table: a tenant not in it, or another
+	 * policy, has the policy's own limits.
+	 */
+	@Bean
+	TenantLimitsSource tenantLimits(Tenants tenants) {
+		return (policy, tenant) -> policy.equals("reports")
+				? tenants.reportsPerMinute(tenant).map(TenantLimits::ofLimit).orElse(null) : null;
 	}
 
 }

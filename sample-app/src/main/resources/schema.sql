@@ -1,0 +1,4 @@
+CREATE TABLE IF NOT EXISTS tenant (
+	id VARCHAR(64) PRIMARY KEY,
+	reports_per_minute BIGINT NOT NULL
+);
