@@ -1,27 +1,39 @@
 package io.github.ratelimit.autoconfigure;
 
+import java.security.Principal;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.RateLimitPolicy;
+import io.github.ratelimit.engine.InvalidRateLimitPolicyException;
 import io.github.ratelimit.engine.PolicyCatalog;
 import io.github.ratelimit.engine.PolicySpec;
+import io.github.ratelimit.engine.PolicyValues;
 import io.github.ratelimit.internal.Durations;
 import io.github.ratelimit.limiter.RateLimiter;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.actuate.endpoint.Access;
+import org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException;
+import org.springframework.boot.actuate.endpoint.SecurityContext;
 import org.springframework.boot.actuate.endpoint.annotation.DeleteOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Selector;
+import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
 
 /**
  * The {@code ratelimits} actuator endpoint. Reads: every policy with its effective configuration and where each value
  * came from, and the store; one key's state under one policy, without taking a unit. Delete: reset one key of one
- * policy (its counters in the store, the in-memory fallback and the deny cache), to unblock a client.
+ * policy (its counters in the store, the in-memory fallback and the deny cache), to unblock a client. Write: change how
+ * a policy counts from now on ({@code limit}, {@code window}, {@code burst}, {@code algorithm}, {@code mode},
+ * {@code enabled}), each value checked as at start-up and shown with the source {@code runtime}; delete the policy's
+ * change to go back to its configuration. Each change is logged at INFO, with who made it and the values before and
+ * after.
  * <p>
  * Read-only unless granted ({@code management.endpoint.ratelimits.access=unrestricted}), and, like every endpoint but
  * health, not exposed over HTTP unless listed in {@code management.endpoints.web.exposure.include}.
@@ -30,6 +42,8 @@ import org.springframework.boot.actuate.endpoint.annotation.Selector;
  */
 @Endpoint(id = "ratelimits", defaultAccess = Access.READ_ONLY)
 public class RateLimitsEndpoint {
+
+	private static final Log logger = LogFactory.getLog(RateLimitsEndpoint.class);
 
 	private final PolicyCatalog catalog;
 
@@ -91,6 +105,85 @@ public class RateLimitsEndpoint {
 				this.rateLimiter.isCircuitOpen(limit, key), plans);
 	}
 
+	/**
+	 * Change how a policy counts from now on, over its configuration: the values given replace those of an earlier
+	 * change. A changed limit or burst keeps the policy's counts (a window's count, a bucket's level clamped to the
+	 * new burst); a changed window or algorithm counts from fresh state.
+	 * @param securityContext who asks, for the log
+	 * @param policy the policy's name
+	 * @param limit the limit, or {@code null} to keep it
+	 * @param window the window ({@code 30s}, {@code 1m}, {@code PT1H}), or {@code null} to keep it
+	 * @param burst the burst of the bucket algorithms, or {@code null} to keep it
+	 * @param algorithm the algorithm ({@code fixed}, {@code token-bucket}, ...), or {@code null} to keep it
+	 * @param mode {@code enforce} or {@code shadow}, or {@code null} to keep it
+	 * @param enabled whether the policy applies, or {@code null} to keep it
+	 * @return the policy as it now counts; an unknown policy is a bad request (400)
+	 * @since 0.3.0
+	 */
+	@WriteOperation
+	public @Nullable PolicyDescriptor change(SecurityContext securityContext, @Selector String policy,
+			@Nullable Long limit, @Nullable String window, @Nullable Long burst, @Nullable String algorithm,
+			@Nullable String mode, @Nullable Boolean enabled) {
+		Map<String, Object> values = new LinkedHashMap<>();
+		values.put("limit", limit);
+		values.put("window", window);
+		values.put("burst", burst);
+		values.put("algorithm", algorithm);
+		values.put("mode", mode);
+		values.put("enabled", enabled);
+		PolicyValues change = new PolicyValues(PolicyValues.RUNTIME, values);
+		if (change.values().isEmpty()) {
+			throw new InvalidEndpointRequestException("Nothing to change: give at least one of limit, window, burst, "
+					+ "algorithm, mode, enabled", "Nothing to change");
+		}
+		return apply(securityContext, policy, change);
+	}
+
+	/**
+	 * Drop the change made at run time to a policy: it counts as configured again.
+	 * @param securityContext who asks, for the log
+	 * @param policy the policy's name
+	 * @return the policy as it now counts; an unknown policy is a bad request (400)
+	 * @since 0.3.0
+	 */
+	@DeleteOperation
+	public @Nullable PolicyDescriptor dropChange(SecurityContext securityContext, @Selector String policy) {
+		return apply(securityContext, policy, PolicyValues.NONE);
+	}
+
+	private @Nullable PolicyDescriptor apply(SecurityContext securityContext, String name, PolicyValues change) {
+		PolicySpec before = this.catalog.policy(name);
+		if (before == null) {
+			// A write answering nothing would be a 204, which a script takes for success.
+			throw new InvalidEndpointRequestException("No rate limit policy '" + name + "'; known policies: "
+					+ String.join(", ", this.catalog.names()), "Unknown policy");
+		}
+		String old = summary(before);
+		try {
+			this.catalog.change(name, change);
+		}
+		catch (InvalidRateLimitPolicyException ex) {
+			throw new InvalidEndpointRequestException(String.valueOf(ex.getMessage()), "Invalid change");
+		}
+		PolicySpec after = this.catalog.policy(name);
+		if (after == null) {
+			return null;
+		}
+		Principal principal = securityContext.getPrincipal();
+		logger.info("Rate limit policy '" + name + "' "
+				+ (change.values().isEmpty() ? "back to its configuration" : "changed at run time " + change.values())
+				+ " by " + ((principal != null) ? principal.getName() : "an anonymous caller") + ": was " + old
+				+ ", now " + summary(after));
+		return describe(after);
+	}
+
+	private static String summary(PolicySpec spec) {
+		RateLimitPolicy policy = spec.policy();
+		return policy.algorithm() + " " + policy.limit() + " per " + Durations.format(policy.window())
+				+ (policy.algorithm().isBucket() ? " burst " + policy.burst() : "") + " " + policy.mode()
+				+ (spec.isEnabled() ? "" : " (disabled)");
+	}
+
 	private KeyState state(RateLimitPolicy policy, String key) {
 		Decision probe = this.rateLimiter.peek(policy, key);
 		return new KeyState(probe.limit(), probe.remaining(), probe.resetAfterSeconds());
@@ -127,7 +220,7 @@ public class RateLimitsEndpoint {
 		return new PolicyDescriptor(policy.name(), policy.algorithm().name(), policy.limit(),
 				Durations.format(policy.window()), policy.algorithm().isBucket() ? policy.burst() : null,
 				policy.failureMode().name(), policy.mode().name(), declared.value("description", String.class),
-				this.catalog.declaredBy(policy.name()), declared.sources(), plans);
+				this.catalog.declaredBy(policy.name()), declared.sources(), plans, declared.isEnabled());
 	}
 
 	/**
@@ -151,10 +244,11 @@ public class RateLimitsEndpoint {
 	 * @param declaredBy the methods that declare it
 	 * @param sources by attribute, where its value came from
 	 * @param plans by plan, how the policy counts under it (from {@code ratelimit.plans.<plan>.<policy>})
+	 * @param enabled whether the policy applies: {@code false} once disabled at run time (since 0.3.0)
 	 */
 	public record PolicyDescriptor(String name, String algorithm, long limit, String window, @Nullable Long burst,
 			String failureMode, String mode, @Nullable String description, List<String> declaredBy,
-			Map<String, String> sources, Map<String, PlanDescriptor> plans) {
+			Map<String, String> sources, Map<String, PlanDescriptor> plans, boolean enabled) {
 	}
 
 	/**

@@ -86,6 +86,12 @@ public final class PolicyCatalog implements SmartInitializingSingleton, BeanFact
 	/** Policies by name, with the first declaration of each; guarded by itself. */
 	private final Map<String, Declaration> declared = new LinkedHashMap<>();
 
+	/** Every spec of each name (one per declaration), what a change at run time applies to; guarded by declared. */
+	private final Map<String, List<PolicySpec>> instances = new LinkedHashMap<>();
+
+	/** The changes made at run time, by policy name; guarded by declared. */
+	private final Map<String, PolicyValues> changes = new LinkedHashMap<>();
+
 	private final Set<Class<?>> scanned = ConcurrentHashMap.newKeySet();
 
 	private BeanResolver beanResolver = (context, beanName) -> {
@@ -270,6 +276,55 @@ public final class PolicyCatalog implements SmartInitializingSingleton, BeanFact
 	}
 
 	/**
+	 * Change how a policy counts from now on, on every declaration of it: the values given ({@code limit},
+	 * {@code window}, {@code burst}, {@code algorithm}, {@code mode}, {@code enabled}) over those it was declared
+	 * with, each checked as at start-up. Replaces an earlier change. A changed limit or burst keeps the policy's
+	 * counts; a changed window or algorithm counts from fresh state.
+	 * @param name the policy's name
+	 * @param change the values, {@link PolicyValues#RUNTIME} their source
+	 * @return whether the policy exists
+	 * @throws InvalidRateLimitPolicyException if a value is invalid, naming it; nothing is changed then
+	 */
+	public boolean change(String name, PolicyValues change) {
+		synchronized (this.declared) {
+			List<PolicySpec> specs = this.instances.get(name);
+			if (specs == null || specs.isEmpty()) {
+				return false;
+			}
+			// Checked on one declaration first, so that an invalid change leaves every declaration as it was.
+			specs.get(0).checkChange(change);
+			specs.forEach((spec) -> spec.change(change));
+			if (change.values().isEmpty()) {
+				this.changes.remove(name);
+			}
+			else {
+				this.changes.put(name, change);
+			}
+			return true;
+		}
+	}
+
+	/**
+	 * Return the changes made at run time.
+	 * @return by policy name, the values changed
+	 */
+	public Map<String, PolicyValues> changes() {
+		synchronized (this.declared) {
+			return Map.copyOf(this.changes);
+		}
+	}
+
+	/**
+	 * Return every policy's spec, the disabled ones included, by name: one per name, as {@link #policy} does.
+	 * @return the names of every declared policy that can be changed
+	 */
+	public List<String> names() {
+		synchronized (this.declared) {
+			return List.copyOf(this.instances.keySet());
+		}
+	}
+
+	/**
 	 * Return the methods (or properties) that declare a policy.
 	 * @param name the policy's name
 	 * @return where it is declared, in order
@@ -404,6 +459,13 @@ public final class PolicyCatalog implements SmartInitializingSingleton, BeanFact
 	 */
 	private void declare(String name, String where, @Nullable PolicySpec spec, boolean named) {
 		synchronized (this.declared) {
+			if (spec != null) {
+				this.instances.computeIfAbsent(name, (n) -> new ArrayList<>()).add(spec);
+				PolicyValues change = this.changes.get(name);
+				if (change != null) {
+					spec.change(change); // declared after the change (a lazy bean, a gateway route): it applies too
+				}
+			}
 			String declaration = PolicyParser.declarationOf(where);
 			Declaration existing = this.declared.get(name);
 			if (existing == null) {

@@ -143,8 +143,15 @@ final class PolicyParser {
 				passedOn.put(attribute, value);
 			}
 		});
-		return new PolicySpec(policy, declarationOf(where), values.sources(policy), keyExpression, key, cost, countOn,
-				skipExpression, tenant, planned, planSources, passedOn);
+		PolicySpec spec = new PolicySpec(policy, declarationOf(where), values.sources(policy), keyExpression, key, cost,
+				countOn, skipExpression, tenant, planned, planSources, passedOn);
+		spec.rebuildWith((change) -> {
+			List<PolicyValues> changed = new ArrayList<>(sources.size() + 1);
+			changed.add(change);
+			changed.addAll(sources);
+			return parse(name, where, property, changed, parameterNames, parameterTypes);
+		});
+		return spec;
 	}
 
 	/** The policy as each plan that changes it has it, checked like the policy itself. */

@@ -4,6 +4,7 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Function;
 
 import io.github.ratelimit.PolicyMode;
 import io.github.ratelimit.RateLimitPolicy;
@@ -39,15 +40,19 @@ public final class PolicySpec {
 	/** What the client IP is prefixed with when a key expression falls back to it. */
 	static final String FALLBACK_PREFIX = RESERVED + "ip:";
 
-	private final RateLimitPolicy policy;
+	/** The counting parameters as declared at start-up: what a change at run time is measured against. */
+	private final RateLimitPolicy declared;
+
+	/** Each plan's variant as declared at start-up. */
+	private final Map<String, RateLimitPolicy> declaredPlans;
 
 	private final String declaration;
 
-	private final Map<String, String> sources;
+	/** How the policy counts now: as declared, or as changed at run time. */
+	private volatile Counting counting;
 
-	private final Map<String, RateLimitPolicy> plans;
-
-	private final Map<String, Map<String, String>> planSources;
+	/** Builds the policy again with values of a change at run time over its own, or {@code null} if disabled. */
+	private Function<PolicyValues, @Nullable PolicySpec> rebuild = (values) -> this;
 
 	/** The attributes the engine passes on to the code that uses them, by name. */
 	private final Map<String, Object> values;
@@ -81,17 +86,18 @@ public final class PolicySpec {
 			KeySource key, CostSource cost, @Nullable CountOn countOn, @Nullable Expression skip,
 			@Nullable KeySource tenant, Map<String, RateLimitPolicy> plans,
 			Map<String, Map<String, String>> planSources, Map<String, Object> values) {
-		this.policy = policy;
+		this.declared = policy;
+		this.declaredPlans = plans;
 		this.declaration = declaration;
-		this.sources = Collections.unmodifiableMap(new LinkedHashMap<>(sources)); // kept in the attributes' order
+		// Sources kept in the attributes' order.
+		this.counting = new Counting(policy, Collections.unmodifiableMap(new LinkedHashMap<>(sources)), plans,
+				planSources, true);
 		this.keyExpression = keyExpression;
 		this.key = key;
 		this.cost = cost;
 		this.countOn = countOn;
 		this.skip = skip;
 		this.tenant = tenant;
-		this.plans = plans;
-		this.planSources = planSources;
 		this.values = Map.copyOf(values);
 		this.sharedByEveryClient = key instanceof KeySource.Literal;
 	}
@@ -101,7 +107,23 @@ public final class PolicySpec {
 	 * @return the policy
 	 */
 	public RateLimitPolicy policy() {
-		return this.policy;
+		return this.counting.policy;
+	}
+
+	/**
+	 * Return the counting parameters as declared at start-up, before any change at run time.
+	 * @return the declared policy
+	 */
+	public RateLimitPolicy declaredPolicy() {
+		return this.declared;
+	}
+
+	/**
+	 * Return whether the policy applies: a policy disabled at run time neither counts nor limits.
+	 * @return whether it is enabled
+	 */
+	public boolean isEnabled() {
+		return this.counting.enabled;
 	}
 
 	/**
@@ -119,7 +141,7 @@ public final class PolicySpec {
 	 * @return the sources, in the order of the attributes
 	 */
 	public Map<String, String> sources() {
-		return this.sources;
+		return this.counting.sources;
 	}
 
 	/**
@@ -127,7 +149,7 @@ public final class PolicySpec {
 	 * @return the plans' variants, in configuration order
 	 */
 	public Map<String, RateLimitPolicy> plans() {
-		return this.plans;
+		return this.counting.plans;
 	}
 
 	/**
@@ -136,7 +158,7 @@ public final class PolicySpec {
 	 * @return the sources of the plans' values
 	 */
 	public Map<String, Map<String, String>> planSources() {
-		return this.planSources;
+		return this.counting.planSources;
 	}
 
 	/**
@@ -191,7 +213,7 @@ public final class PolicySpec {
 		}
 		catch (RuntimeException ex) {
 			if (this.tenantFailureLogged.compareAndSet(false, true)) {
-				logger.warn("Tenant expression of rate limit policy '" + this.policy.name() + "' on "
+				logger.warn("Tenant expression of rate limit policy '" + policy().name() + "' on "
 						+ this.declaration + " failed: " + ex.getMessage()
 						+ "; the policy's own limits apply (logged once per policy)", ex);
 			}
@@ -201,7 +223,7 @@ public final class PolicySpec {
 
 	/** Whether the policy only reports what it would have rejected. */
 	boolean isShadow() {
-		return this.policy.mode() == PolicyMode.SHADOW;
+		return policy().mode() == PolicyMode.SHADOW;
 	}
 
 	/** Whether the key is the client's IP address: such policies do not apply to exempt clients. */
@@ -210,15 +232,16 @@ public final class PolicySpec {
 	}
 
 	boolean isPlanned() {
-		return !this.plans.isEmpty();
+		return !this.counting.plans.isEmpty();
 	}
 
 	/** The policy under the given plan: the plan's variant if it changes this policy, else the policy itself. */
 	RateLimitPolicy policy(@Nullable String plan) {
-		if (plan == null || this.plans.isEmpty()) {
-			return this.policy;
+		Counting counting = this.counting;
+		if (plan == null || counting.plans.isEmpty()) {
+			return counting.policy;
 		}
-		return this.plans.getOrDefault(plan, this.policy);
+		return counting.plans.getOrDefault(plan, counting.policy);
 	}
 
 	/**
@@ -234,7 +257,7 @@ public final class PolicySpec {
 		}
 		catch (RuntimeException ex) {
 			if (this.skipFailureLogged.compareAndSet(false, true)) {
-				logger.warn("Skip condition of rate limit policy '" + this.policy.name() + "' on " + this.declaration
+				logger.warn("Skip condition of rate limit policy '" + policy().name() + "' on " + this.declaration
 						+ " failed: " + ex.getMessage() + "; the policy applies (logged once per policy)", ex);
 			}
 			return false;
@@ -248,7 +271,7 @@ public final class PolicySpec {
 	 * @throws CostSource.ExpressionFailure if the cost expression throws
 	 */
 	long cost(RequestScope scope) {
-		return this.cost.cost(scope, this.policy.name());
+		return this.cost.cost(scope, policy().name());
 	}
 
 	/**
@@ -292,7 +315,7 @@ public final class PolicySpec {
 
 	private void warnFallback(String what, @Nullable Exception failure) {
 		if (this.keyFailureLogged.compareAndSet(false, true)) {
-			logger.warn("Key expression '" + this.keyExpression + "' of rate limit policy '" + this.policy.name()
+			logger.warn("Key expression '" + this.keyExpression + "' of rate limit policy '" + policy().name()
 					+ "' on " + this.declaration + " " + what
 					+ "; falling back to the client IP address (logged once per policy)", failure);
 		}
@@ -300,7 +323,52 @@ public final class PolicySpec {
 
 	@Override
 	public String toString() {
-		return "PolicySpec[" + this.policy + " declared by " + this.declaration + "]";
+		return "PolicySpec[" + policy() + " declared by " + this.declaration + "]";
+	}
+
+	void rebuildWith(Function<PolicyValues, @Nullable PolicySpec> rebuild) {
+		this.rebuild = rebuild;
+	}
+
+	/**
+	 * Count from now on as the policy would with the values of a change at run time over its own (or as declared, for
+	 * {@link PolicyValues#NONE}). A changed window or algorithm counts in a variant of its own, since a store keeps
+	 * one window and algorithm per name and variant; a changed limit or burst keeps the counts.
+	 * @param change the values to change, their source {@code runtime}
+	 * @throws InvalidRateLimitPolicyException if the values are invalid, naming the attribute and the value
+	 */
+	void change(PolicyValues change) {
+		PolicySpec changed = this.rebuild.apply(change);
+		apply(changed, change);
+	}
+
+	/**
+	 * Check a change at run time without applying it.
+	 * @throws InvalidRateLimitPolicyException if a value is invalid
+	 */
+	void checkChange(PolicyValues change) {
+		this.rebuild.apply(change);
+	}
+
+	private void apply(@Nullable PolicySpec changed, PolicyValues change) {
+		if (changed == null) {
+			Counting now = this.counting;
+			Map<String, String> sources = new LinkedHashMap<>(now.sources);
+			sources.put("enabled", change.sourceOf("enabled"));
+			this.counting = new Counting(now.policy, Collections.unmodifiableMap(sources), now.plans, now.planSources,
+					false);
+			return;
+		}
+		Map<String, RateLimitPolicy> plans = new LinkedHashMap<>();
+		changed.plans().forEach((plan, variant) -> plans.put(plan,
+				PolicyVariants.keepingState(variant, this.declaredPlans.getOrDefault(plan, this.declared))));
+		this.counting = new Counting(PolicyVariants.keepingState(changed.policy(), this.declared),
+				changed.sources(), Collections.unmodifiableMap(plans), changed.planSources(), true);
+	}
+
+	/** How a policy counts: its parameters, each plan's variant, and where each value came from. */
+	private record Counting(RateLimitPolicy policy, Map<String, String> sources, Map<String, RateLimitPolicy> plans,
+			Map<String, Map<String, String>> planSources, boolean enabled) {
 	}
 
 }

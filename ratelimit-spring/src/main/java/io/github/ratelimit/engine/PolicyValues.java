@@ -29,6 +29,9 @@ public record PolicyValues(String source, Map<String, Object> values) {
 	/** The source of an annotation's values. */
 	public static final String ANNOTATION = "annotation";
 
+	/** The source of a change at run time (the actuator endpoint's write operation). */
+	public static final String RUNTIME = "runtime";
+
 	/** A source that sets nothing. */
 	public static final PolicyValues NONE = new PolicyValues("none", Map.of());
 
@@ -77,7 +80,8 @@ public record PolicyValues(String source, Map<String, Object> values) {
 	 * @return the source of the attribute
 	 */
 	public String sourceOf(String attribute) {
-		return ANNOTATION.equals(this.source) ? ANNOTATION : this.source + "." + attribute;
+		return (ANNOTATION.equals(this.source) || RUNTIME.equals(this.source)) ? this.source
+				: this.source + "." + attribute;
 	}
 
 	private static boolean isSet(@Nullable Object value) {

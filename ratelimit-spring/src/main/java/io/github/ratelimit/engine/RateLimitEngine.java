@@ -406,8 +406,8 @@ public final class RateLimitEngine {
 	/** One policy that counts every request, with no skip, plan or exemption: the common case, kept small. */
 	private RateLimitOutcome decideOne(PolicySpec spec, RequestScope scope, @Nullable RateLimitRequest request,
 			@Nullable LayerHold earlier) {
-		if (earlier != null && earlier.decided(spec.policy().name())) {
-			return RateLimitOutcome.NONE; // a shared policy the filter layer drew already: once per request
+		if (!spec.isEnabled() || (earlier != null && earlier.decided(spec.policy().name()))) {
+			return RateLimitOutcome.NONE; // disabled, or a shared policy the filter layer drew already
 		}
 		// The cost first: a cost that turns out invalid must fail the request before the policy counts it.
 		long cost = cost(spec, scope);
@@ -607,7 +607,8 @@ public final class RateLimitEngine {
 		for (int i = 0; i < specs.length; i++) {
 			PolicySpec spec = specs[i];
 			RateLimitPolicy tenantPolicy = (tenantPolicies != null) ? tenantPolicies[i] : null;
-			if (tenantPolicy == UNCOUNTED || ((key != null) ? isExemptKey(key, scope) : isExempt(spec, scope))
+			if (tenantPolicy == UNCOUNTED || !spec.isEnabled()
+					|| ((key != null) ? isExemptKey(key, scope) : isExempt(spec, scope))
 					|| spec.skips(scope) || (earlier != null && earlier.decided(spec.policy().name()))) {
 				continue;
 			}

@@ -116,19 +116,15 @@ public final class TenantLimits {
 		Algorithm algorithm = (this.algorithm != null) ? this.algorithm : policy.algorithm();
 		Long burst = (this.burst != null) ? this.burst
 				: (policy.burst() != policy.limit() || this.limit == null) ? Long.valueOf(policy.burst()) : null;
-		String variant = "tenant=" + tenant;
-		if (window.toMillis() != policy.windowMillis() || algorithm.isBucket() != policy.algorithm().isBucket()
-				|| (!algorithm.isBucket() && algorithm != policy.algorithm())) {
-			variant += "~" + window.toMillis() + "/" + (algorithm.isBucket() ? "bucket" : algorithm.name());
-		}
-		return policy.toBuilder()
-			.variant(variant)
+		RateLimitPolicy tenants = policy.toBuilder()
+			.variant("tenant=" + tenant)
 			.limit(limit)
 			.window(window)
 			.burst(burst)
 			.algorithm(algorithm)
 			.mode((this.mode != null) ? this.mode : policy.mode())
 			.build();
+		return PolicyVariants.keepingState(tenants, policy.toBuilder().variant("tenant=" + tenant).build());
 	}
 
 	@Override
