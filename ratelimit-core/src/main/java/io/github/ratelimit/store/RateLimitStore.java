@@ -6,6 +6,7 @@ import java.util.concurrent.CompletionStage;
 
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.RateLimitPolicy;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Where counters live. A store makes each decision atomically: concurrent calls for the same key, from any number
@@ -171,6 +172,16 @@ public interface RateLimitStore {
 	 * @since 0.2.0
 	 */
 	default void addResetListener(ResetListener listener) {
+	}
+
+	/**
+	 * Return where the changes made to policies at run time are kept for every instance sharing this store, or
+	 * {@code null} if this store is this instance's alone (a change then applies to this instance only).
+	 * @return the shared changes, or {@code null}
+	 * @since 0.3.0
+	 */
+	default @Nullable SharedChanges sharedChanges() {
+		return null;
 	}
 
 	/**

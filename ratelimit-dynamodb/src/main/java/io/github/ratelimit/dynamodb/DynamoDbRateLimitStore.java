@@ -14,6 +14,7 @@ import io.github.ratelimit.TimeSource;
 import io.github.ratelimit.store.Acquisition;
 import io.github.ratelimit.store.OneByOne;
 import io.github.ratelimit.store.PolicyNames;
+import io.github.ratelimit.store.SharedChanges;
 import io.github.ratelimit.store.RateLimitStore;
 import io.github.ratelimit.store.Reservation;
 import org.jspecify.annotations.Nullable;
@@ -83,6 +84,8 @@ public final class DynamoDbRateLimitStore implements RateLimitStore {
 
 	private final DynamoDbCalls calls;
 
+	private final DynamoDbSharedChanges sharedChanges;
+
 	/** The calls on the asynchronous client, if the store was given one. */
 	private final @Nullable DynamoDbCalls asyncCalls;
 
@@ -103,6 +106,7 @@ public final class DynamoDbRateLimitStore implements RateLimitStore {
 		this.createTable = builder.createTable;
 		this.keyPrefix = builder.keyPrefix;
 		this.calls = new DynamoDbCalls(builder.client, builder.table, builder.timeout);
+		this.sharedChanges = new DynamoDbSharedChanges(this.calls, builder.keyPrefix);
 		this.asyncCalls = (builder.asyncClient != null)
 				? new DynamoDbCalls(builder.client, builder.asyncClient, builder.table, builder.timeout) : null;
 		ItemKeys keys = new ItemKeys(builder.keyPrefix);
@@ -224,6 +228,16 @@ public final class DynamoDbRateLimitStore implements RateLimitStore {
 	@Override
 	public long currentTimeMillis() {
 		return now();
+	}
+
+	/**
+	 * {@inheritDoc}
+	 * <p>
+	 * In one item, {@code <prefix>#changes}, that {@link #clear()} keeps.
+	 */
+	@Override
+	public SharedChanges sharedChanges() {
+		return this.sharedChanges;
 	}
 
 	private CompletableFuture<Decision> decide(DynamoDbCalls calls, RateLimitPolicy policy, String key, long cost,

@@ -11,6 +11,7 @@ import io.github.ratelimit.Decision;
 import io.github.ratelimit.RateLimitPolicy;
 import io.github.ratelimit.conformance.MutableTimeSource;
 import io.github.ratelimit.store.RateLimitStoreException;
+import io.github.ratelimit.store.SharedChanges;
 import io.github.ratelimit.test.Dynalite;
 import io.github.ratelimit.test.TcpProxy;
 import org.junit.jupiter.api.AfterAll;
@@ -72,6 +73,18 @@ class DynamoDbRateLimitStoreIntegrationTests {
 	void createStore() {
 		this.client = recordingClient(dynalite.endpoint());
 		this.store = store(this.client, this.clock);
+	}
+
+	@Test
+	void changesMadeAtRunTimeAreKeptForEveryInstanceDroppedWhenEmptyAndSurviveAClear() {
+		SharedChanges changes = this.store.sharedChanges();
+		changes.put("orders", Map.of("limit", "8"));
+		changes.put("odd:name{}", Map.of("window", "1h", "mode", "shadow"));
+		assertThat(changes.readAll()).containsEntry("orders", Map.of("limit", "8"))
+			.containsEntry("odd:name{}", Map.of("window", "1h", "mode", "shadow"));
+		this.store.clear();
+		changes.put("orders", Map.of());
+		assertThat(changes.readAll()).doesNotContainKey("orders").containsKey("odd:name{}");
 	}
 
 	@Test

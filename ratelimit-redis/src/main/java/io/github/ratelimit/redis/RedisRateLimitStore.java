@@ -26,6 +26,7 @@ import io.github.ratelimit.store.OneByOne;
 import io.github.ratelimit.store.PartialStoreFailureException;
 import io.github.ratelimit.store.PolicyNames;
 import io.github.ratelimit.store.ResetListener;
+import io.github.ratelimit.store.SharedChanges;
 import io.github.ratelimit.store.RateLimitStore;
 import io.github.ratelimit.store.RateLimitStoreException;
 import io.github.ratelimit.store.Reservation;
@@ -99,6 +100,8 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 
 	private final ResetBroadcast resets;
 
+	private final RedisSharedChanges sharedChanges;
+
 	private static final boolean JEDIS_PRESENT = ClassUtils.isPresent(
 			"org.springframework.data.redis.connection.jedis.JedisConnectionFactory",
 			RedisRateLimitStore.class.getClassLoader());
@@ -151,6 +154,7 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 		}
 		this.prefixedKeys = new PrefixedKeys(builder.connectionFactory, builder.keyPrefix);
 		this.resets = new ResetBroadcast(builder.connectionFactory, builder.keyPrefix);
+		this.sharedChanges = new RedisSharedChanges(builder.connectionFactory, builder.keyPrefix);
 		this.timeout = builder.timeout;
 		this.timeoutNanos = builder.timeout.toNanos();
 		this.clock = builder.clock;
@@ -842,6 +846,16 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 	@Override
 	public void addResetListener(ResetListener listener) {
 		this.resets.addListener(listener);
+	}
+
+	/**
+	 * {@inheritDoc}
+	 * <p>
+	 * In one hash, {@code <prefix>:changes}, that {@link #clear()} keeps.
+	 */
+	@Override
+	public SharedChanges sharedChanges() {
+		return this.sharedChanges;
 	}
 
 	@Override

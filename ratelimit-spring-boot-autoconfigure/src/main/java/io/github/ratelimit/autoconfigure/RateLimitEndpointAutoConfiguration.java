@@ -1,8 +1,10 @@
 package io.github.ratelimit.autoconfigure;
 
 import io.github.ratelimit.engine.PolicyCatalog;
+import io.github.ratelimit.engine.RuntimeChanges;
 import io.github.ratelimit.limiter.RateLimiter;
 
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -25,8 +27,10 @@ public final class RateLimitEndpointAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	RateLimitsEndpoint rateLimitsEndpoint(PolicyCatalog catalog, RateLimiter rateLimiter) {
-		return new RateLimitsEndpoint(catalog, rateLimiter);
+	RateLimitsEndpoint rateLimitsEndpoint(PolicyCatalog catalog, RateLimiter rateLimiter,
+			ObjectProvider<RuntimeChanges> runtimeChanges) {
+		return new RateLimitsEndpoint(catalog, rateLimiter,
+				runtimeChanges.getIfAvailable(() -> new RuntimeChanges(catalog, null)));
 	}
 
 }

@@ -13,6 +13,7 @@ import io.github.ratelimit.engine.PolicyCatalog;
 import io.github.ratelimit.engine.PolicyValues;
 import io.github.ratelimit.engine.RateLimitEngine;
 import io.github.ratelimit.engine.RateLimitTenants;
+import io.github.ratelimit.engine.RuntimeChanges;
 import io.github.ratelimit.engine.TenantLimitsSource;
 import io.github.ratelimit.limiter.RateLimiter;
 import io.github.ratelimit.observation.RateLimitObservationConvention;
@@ -33,6 +34,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplicat
 import org.springframework.context.annotation.Bean;
 import org.springframework.cache.Cache;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.core.env.Environment;
 import org.springframework.core.io.ResourceLoader;
 import org.springframework.util.ClassUtils;
 
@@ -129,6 +131,25 @@ class RateLimitEngineConfiguration {
 				? CaffeineTenantCache.create(settings.getMaximumSize(), settings.getTimeToLive())
 				: RateLimitTenants.boundedCache(settings.getMaximumSize(), settings.getTimeToLive());
 		return new RateLimitTenants(source, cache, tenants.getTimeout(), tenants.getThreads());
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	RuntimeChanges rateLimitRuntimeChanges(PolicyCatalog catalog, RateLimitStore store) {
+		return new RuntimeChanges(catalog, store.sharedChanges());
+	}
+
+	/** With Spring Cloud's refresh, {@code ratelimit.policies} changes apply without a restart. */
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass(name = "org.springframework.cloud.context.environment.EnvironmentChangeEvent")
+	static class RefreshConfiguration {
+
+		@Bean
+		@ConditionalOnMissingBean
+		RateLimitRefreshListener rateLimitRefreshListener(RuntimeChanges changes, Environment environment) {
+			return new RateLimitRefreshListener(changes, environment);
+		}
+
 	}
 
 	/** The property prefix of a policy, plan or filter: its name bracketed when it has a dot. */

@@ -10,9 +10,10 @@ import io.github.ratelimit.RateLimitPolicy;
 import io.github.ratelimit.engine.InvalidRateLimitPolicyException;
 import io.github.ratelimit.engine.PolicyCatalog;
 import io.github.ratelimit.engine.PolicySpec;
-import io.github.ratelimit.engine.PolicyValues;
+import io.github.ratelimit.engine.RuntimeChanges;
 import io.github.ratelimit.internal.Durations;
 import io.github.ratelimit.limiter.RateLimiter;
+import io.github.ratelimit.store.RateLimitStoreException;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -49,14 +50,28 @@ public class RateLimitsEndpoint {
 
 	private final RateLimiter rateLimiter;
 
+	private final RuntimeChanges changes;
+
 	/**
-	 * Create an endpoint.
+	 * Create an endpoint whose changes apply to this instance alone.
 	 * @param catalog the declared policies
 	 * @param rateLimiter the limiter
 	 */
 	public RateLimitsEndpoint(PolicyCatalog catalog, RateLimiter rateLimiter) {
+		this(catalog, rateLimiter, new RuntimeChanges(catalog, null));
+	}
+
+	/**
+	 * Create an endpoint.
+	 * @param catalog the declared policies
+	 * @param rateLimiter the limiter
+	 * @param changes where changes go: to every instance sharing the store, or this one alone
+	 * @since 0.3.0
+	 */
+	public RateLimitsEndpoint(PolicyCatalog catalog, RateLimiter rateLimiter, RuntimeChanges changes) {
 		this.catalog = catalog;
 		this.rateLimiter = rateLimiter;
+		this.changes = changes;
 	}
 
 	/**
@@ -124,19 +139,24 @@ public class RateLimitsEndpoint {
 	public @Nullable PolicyDescriptor change(SecurityContext securityContext, @Selector String policy,
 			@Nullable Long limit, @Nullable String window, @Nullable Long burst, @Nullable String algorithm,
 			@Nullable String mode, @Nullable Boolean enabled) {
-		Map<String, Object> values = new LinkedHashMap<>();
-		values.put("limit", limit);
-		values.put("window", window);
-		values.put("burst", burst);
-		values.put("algorithm", algorithm);
-		values.put("mode", mode);
-		values.put("enabled", enabled);
-		PolicyValues change = new PolicyValues(PolicyValues.RUNTIME, values);
-		if (change.values().isEmpty()) {
+		Map<String, String> values = new LinkedHashMap<>();
+		put(values, "limit", limit);
+		put(values, "window", window);
+		put(values, "burst", burst);
+		put(values, "algorithm", algorithm);
+		put(values, "mode", mode);
+		put(values, "enabled", enabled);
+		if (values.isEmpty()) {
 			throw new InvalidEndpointRequestException("Nothing to change: give at least one of limit, window, burst, "
 					+ "algorithm, mode, enabled", "Nothing to change");
 		}
-		return apply(securityContext, policy, change);
+		return apply(securityContext, policy, values);
+	}
+
+	private static void put(Map<String, String> values, String attribute, @Nullable Object value) {
+		if (value != null && !value.toString().isBlank()) {
+			values.put(attribute, value.toString().trim());
+		}
 	}
 
 	/**
@@ -148,10 +168,10 @@ public class RateLimitsEndpoint {
 	 */
 	@DeleteOperation
 	public @Nullable PolicyDescriptor dropChange(SecurityContext securityContext, @Selector String policy) {
-		return apply(securityContext, policy, PolicyValues.NONE);
+		return apply(securityContext, policy, Map.of());
 	}
 
-	private @Nullable PolicyDescriptor apply(SecurityContext securityContext, String name, PolicyValues change) {
+	private @Nullable PolicyDescriptor apply(SecurityContext securityContext, String name, Map<String, String> change) {
 		PolicySpec before = this.catalog.policy(name);
 		if (before == null) {
 			// A write answering nothing would be a 204, which a script takes for success.
@@ -160,10 +180,14 @@ public class RateLimitsEndpoint {
 		}
 		String old = summary(before);
 		try {
-			this.catalog.change(name, change);
+			this.changes.change(name, change);
 		}
 		catch (InvalidRateLimitPolicyException ex) {
 			throw new InvalidEndpointRequestException(String.valueOf(ex.getMessage()), "Invalid change");
+		}
+		catch (RateLimitStoreException ex) {
+			throw new InvalidEndpointRequestException("The store could not keep the change, so nothing changed on any "
+					+ "instance: " + ex.getMessage(), "Store unavailable");
 		}
 		PolicySpec after = this.catalog.policy(name);
 		if (after == null) {
@@ -171,7 +195,7 @@ public class RateLimitsEndpoint {
 		}
 		Principal principal = securityContext.getPrincipal();
 		logger.info("Rate limit policy '" + name + "' "
-				+ (change.values().isEmpty() ? "back to its configuration" : "changed at run time " + change.values())
+				+ (change.isEmpty() ? "back to its configuration" : "changed at run time " + change)
 				+ " by " + ((principal != null) ? principal.getName() : "an anonymous caller") + ": was " + old
 				+ ", now " + summary(after));
 		return describe(after);

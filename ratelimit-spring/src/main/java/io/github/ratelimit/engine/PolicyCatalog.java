@@ -90,7 +90,7 @@ public final class PolicyCatalog implements SmartInitializingSingleton, BeanFact
 	private final Map<String, List<PolicySpec>> instances = new LinkedHashMap<>();
 
 	/** The changes made at run time, by policy name; guarded by declared. */
-	private final Map<String, PolicyValues> changes = new LinkedHashMap<>();
+	private final Map<String, List<PolicyValues>> changes = new LinkedHashMap<>();
 
 	private final Set<Class<?>> scanned = ConcurrentHashMap.newKeySet();
 
@@ -281,11 +281,11 @@ public final class PolicyCatalog implements SmartInitializingSingleton, BeanFact
 	 * with, each checked as at start-up. Replaces an earlier change. A changed limit or burst keeps the policy's
 	 * counts; a changed window or algorithm counts from fresh state.
 	 * @param name the policy's name
-	 * @param change the values, {@link PolicyValues#RUNTIME} their source
+	 * @param change the values, the first source that sets an attribute winning; none to go back to the declaration
 	 * @return whether the policy exists
 	 * @throws InvalidRateLimitPolicyException if a value is invalid, naming it; nothing is changed then
 	 */
-	public boolean change(String name, PolicyValues change) {
+	public boolean change(String name, List<PolicyValues> change) {
 		synchronized (this.declared) {
 			List<PolicySpec> specs = this.instances.get(name);
 			if (specs == null || specs.isEmpty()) {
@@ -294,12 +294,30 @@ public final class PolicyCatalog implements SmartInitializingSingleton, BeanFact
 			// Checked on one declaration first, so that an invalid change leaves every declaration as it was.
 			specs.get(0).checkChange(change);
 			specs.forEach((spec) -> spec.change(change));
-			if (change.values().isEmpty()) {
+			if (change.stream().allMatch((values) -> values.values().isEmpty())) {
 				this.changes.remove(name);
 			}
 			else {
-				this.changes.put(name, change);
+				this.changes.put(name, List.copyOf(change));
 			}
+			return true;
+		}
+	}
+
+	/**
+	 * Check a change as {@link #change} would, without applying it.
+	 * @param name the policy's name
+	 * @param change the values
+	 * @return whether the policy exists
+	 * @throws InvalidRateLimitPolicyException if a value is invalid, naming it
+	 */
+	public boolean checkChange(String name, List<PolicyValues> change) {
+		synchronized (this.declared) {
+			List<PolicySpec> specs = this.instances.get(name);
+			if (specs == null || specs.isEmpty()) {
+				return false;
+			}
+			specs.get(0).checkChange(change);
 			return true;
 		}
 	}
@@ -308,7 +326,7 @@ public final class PolicyCatalog implements SmartInitializingSingleton, BeanFact
 	 * Return the changes made at run time.
 	 * @return by policy name, the values changed
 	 */
-	public Map<String, PolicyValues> changes() {
+	public Map<String, List<PolicyValues>> changes() {
 		synchronized (this.declared) {
 			return Map.copyOf(this.changes);
 		}
@@ -461,7 +479,7 @@ public final class PolicyCatalog implements SmartInitializingSingleton, BeanFact
 		synchronized (this.declared) {
 			if (spec != null) {
 				this.instances.computeIfAbsent(name, (n) -> new ArrayList<>()).add(spec);
-				PolicyValues change = this.changes.get(name);
+				List<PolicyValues> change = this.changes.get(name);
 				if (change != null) {
 					spec.change(change); // declared after the change (a lazy bean, a gateway route): it applies too
 				}

@@ -146,8 +146,8 @@ final class PolicyParser {
 		PolicySpec spec = new PolicySpec(policy, declarationOf(where), values.sources(policy), keyExpression, key, cost,
 				countOn, skipExpression, tenant, planned, planSources, passedOn);
 		spec.rebuildWith((change) -> {
-			List<PolicyValues> changed = new ArrayList<>(sources.size() + 1);
-			changed.add(change);
+			List<PolicyValues> changed = new ArrayList<>(sources.size() + change.size());
+			changed.addAll(change);
 			changed.addAll(sources);
 			return parse(name, where, property, changed, parameterNames, parameterTypes);
 		});

@@ -2,6 +2,7 @@ package io.github.ratelimit.engine;
 
 import java.util.Collections;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
@@ -52,7 +53,7 @@ public final class PolicySpec {
 	private volatile Counting counting;
 
 	/** Builds the policy again with values of a change at run time over its own, or {@code null} if disabled. */
-	private Function<PolicyValues, @Nullable PolicySpec> rebuild = (values) -> this;
+	private Function<List<PolicyValues>, @Nullable PolicySpec> rebuild = (values) -> this;
 
 	/** The attributes the engine passes on to the code that uses them, by name. */
 	private final Map<String, Object> values;
@@ -326,7 +327,7 @@ public final class PolicySpec {
 		return "PolicySpec[" + policy() + " declared by " + this.declaration + "]";
 	}
 
-	void rebuildWith(Function<PolicyValues, @Nullable PolicySpec> rebuild) {
+	void rebuildWith(Function<List<PolicyValues>, @Nullable PolicySpec> rebuild) {
 		this.rebuild = rebuild;
 	}
 
@@ -334,10 +335,10 @@ public final class PolicySpec {
 	 * Count from now on as the policy would with the values of a change at run time over its own (or as declared, for
 	 * {@link PolicyValues#NONE}). A changed window or algorithm counts in a variant of its own, since a store keeps
 	 * one window and algorithm per name and variant; a changed limit or burst keeps the counts.
-	 * @param change the values to change, their source {@code runtime}
+	 * @param change the values to change, the first source that sets an attribute winning
 	 * @throws InvalidRateLimitPolicyException if the values are invalid, naming the attribute and the value
 	 */
-	void change(PolicyValues change) {
+	void change(List<PolicyValues> change) {
 		PolicySpec changed = this.rebuild.apply(change);
 		apply(changed, change);
 	}
@@ -346,15 +347,16 @@ public final class PolicySpec {
 	 * Check a change at run time without applying it.
 	 * @throws InvalidRateLimitPolicyException if a value is invalid
 	 */
-	void checkChange(PolicyValues change) {
+	void checkChange(List<PolicyValues> change) {
 		this.rebuild.apply(change);
 	}
 
-	private void apply(@Nullable PolicySpec changed, PolicyValues change) {
+	private void apply(@Nullable PolicySpec changed, List<PolicyValues> change) {
 		if (changed == null) {
 			Counting now = this.counting;
 			Map<String, String> sources = new LinkedHashMap<>(now.sources);
-			sources.put("enabled", change.sourceOf("enabled"));
+			change.stream().filter((values) -> values.get("enabled") != null).findFirst()
+				.ifPresent((values) -> sources.put("enabled", values.sourceOf("enabled")));
 			this.counting = new Counting(now.policy, Collections.unmodifiableMap(sources), now.plans, now.planSources,
 					false);
 			return;
