@@ -1,6 +1,7 @@
 package io.github.ratelimit.autoconfigure;
 
 import io.github.ratelimit.engine.PolicyCatalog;
+import io.github.ratelimit.engine.RateLimitEngine;
 import io.github.ratelimit.engine.RuntimeChanges;
 import io.github.ratelimit.limiter.RateLimiter;
 
@@ -28,9 +29,12 @@ public final class RateLimitEndpointAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	RateLimitsEndpoint rateLimitsEndpoint(PolicyCatalog catalog, RateLimiter rateLimiter,
-			ObjectProvider<RuntimeChanges> runtimeChanges) {
+			ObjectProvider<RuntimeChanges> runtimeChanges, ObjectProvider<RateLimitEngine> engine,
+			RateLimitProperties properties) {
+		RateLimitEngine decides = engine.getIfAvailable();
 		return new RateLimitsEndpoint(catalog, rateLimiter,
-				runtimeChanges.getIfAvailable(() -> new RuntimeChanges(catalog, null)));
+				runtimeChanges.getIfAvailable(() -> new RuntimeChanges(catalog, null)),
+				(decides != null) ? decides.heavyHitters() : null, properties.getHeavyHitters().isMaskClientIp());
 	}
 
 }

@@ -9,6 +9,7 @@ import java.util.stream.Collectors;
 
 import io.github.ratelimit.TimeSource;
 import io.github.ratelimit.engine.FilterDefinition;
+import io.github.ratelimit.engine.HeavyHitters;
 import io.github.ratelimit.engine.PolicyCatalog;
 import io.github.ratelimit.engine.PolicyValues;
 import io.github.ratelimit.engine.RateLimitEngine;
@@ -97,6 +98,7 @@ class RateLimitEngineConfiguration {
 		return RateLimitEngine.builder(catalog, rateLimiter, headersWriter, clientIpResolver)
 			.planResolver(planResolver.getIfAvailable())
 			.tenants(tenants.getIfAvailable())
+			.heavyHitters(properties.getHeavyHitters().isEnabled() ? new HeavyHitters() : null)
 			.exempt(ClientExemptions.of(properties.getClientIp().getExempt()))
 			.observationRegistry(observationRegistry.getIfAvailable(() -> ObservationRegistry.NOOP),
 					observationConvention.getIfAvailable())

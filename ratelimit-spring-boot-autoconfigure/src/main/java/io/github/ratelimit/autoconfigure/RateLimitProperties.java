@@ -109,6 +109,8 @@ public class RateLimitProperties implements InitializingBean {
 
 	private final Tenants tenants = new Tenants();
 
+	private final HeavyHitters heavyHitters = new HeavyHitters();
+
 	/**
 	 * Check every setting once bound, so that a bad value fails start-up naming the property, whichever beans use it.
 	 */
@@ -266,6 +268,10 @@ public class RateLimitProperties implements InitializingBean {
 
 	public Tenants getTenants() {
 		return this.tenants;
+	}
+
+	public HeavyHitters getHeavyHitters() {
+		return this.heavyHitters;
 	}
 
 	public Metrics getMetrics() {
@@ -1184,6 +1190,41 @@ public class RateLimitProperties implements InitializingBean {
 				this.timeToLive = timeToLive;
 			}
 
+		}
+
+	}
+
+	/**
+	 * Who is being limited: the heaviest keys of each policy lately, shown by the ratelimits endpoint.
+	 */
+	public static class HeavyHitters {
+
+		/**
+		 * Whether each policy keeps a small sketch of its heaviest keys (32 counters per outcome, over the last 2.5
+		 * to 5 minutes).
+		 */
+		private boolean enabled = true;
+
+		/**
+		 * Whether the endpoint masks keys that are IP addresses: the last byte of an IPv4 address, all but the first
+		 * 48 bits of an IPv6 one.
+		 */
+		private boolean maskClientIp;
+
+		public boolean isEnabled() {
+			return this.enabled;
+		}
+
+		public void setEnabled(boolean enabled) {
+			this.enabled = enabled;
+		}
+
+		public boolean isMaskClientIp() {
+			return this.maskClientIp;
+		}
+
+		public void setMaskClientIp(boolean maskClientIp) {
+			this.maskClientIp = maskClientIp;
 		}
 
 	}

@@ -7,6 +7,7 @@ import java.util.Map;
 
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.RateLimitPolicy;
+import io.github.ratelimit.engine.HeavyHitters;
 import io.github.ratelimit.engine.InvalidRateLimitPolicyException;
 import io.github.ratelimit.engine.PolicyCatalog;
 import io.github.ratelimit.engine.PolicySpec;
@@ -52,13 +53,17 @@ public class RateLimitsEndpoint {
 
 	private final RuntimeChanges changes;
 
+	private final @Nullable HeavyHitters heavyHitters;
+
+	private final boolean maskClientIp;
+
 	/**
-	 * Create an endpoint whose changes apply to this instance alone.
+	 * Create an endpoint whose changes apply to this instance alone, without heavy hitters.
 	 * @param catalog the declared policies
 	 * @param rateLimiter the limiter
 	 */
 	public RateLimitsEndpoint(PolicyCatalog catalog, RateLimiter rateLimiter) {
-		this(catalog, rateLimiter, new RuntimeChanges(catalog, null));
+		this(catalog, rateLimiter, new RuntimeChanges(catalog, null), null, false);
 	}
 
 	/**
@@ -66,12 +71,17 @@ public class RateLimitsEndpoint {
 	 * @param catalog the declared policies
 	 * @param rateLimiter the limiter
 	 * @param changes where changes go: to every instance sharing the store, or this one alone
+	 * @param heavyHitters the heaviest keys of each policy, shown by a policy's read, or {@code null}
+	 * @param maskClientIp whether keys that are IP addresses are masked in what it shows
 	 * @since 0.3.0
 	 */
-	public RateLimitsEndpoint(PolicyCatalog catalog, RateLimiter rateLimiter, RuntimeChanges changes) {
+	public RateLimitsEndpoint(PolicyCatalog catalog, RateLimiter rateLimiter, RuntimeChanges changes,
+			@Nullable HeavyHitters heavyHitters, boolean maskClientIp) {
 		this.catalog = catalog;
 		this.rateLimiter = rateLimiter;
 		this.changes = changes;
+		this.heavyHitters = heavyHitters;
+		this.maskClientIp = maskClientIp;
 	}
 
 	/**
@@ -80,19 +90,23 @@ public class RateLimitsEndpoint {
 	 */
 	@ReadOperation
 	public RateLimitsDescriptor rateLimits() {
-		List<PolicyDescriptor> policies = this.catalog.policies().stream().map(this::describe).toList();
+		List<PolicyDescriptor> policies = this.catalog.policies()
+			.stream()
+			.map((spec) -> describe(spec, false))
+			.toList();
 		return new RateLimitsDescriptor(this.rateLimiter.store().getClass().getSimpleName(), policies);
 	}
 
 	/**
-	 * Describe one policy.
+	 * Describe one policy, with its heaviest keys of the last few minutes: those with the most rejected and the most
+	 * admitted requests.
 	 * @param policy the policy's name
 	 * @return the description, or {@code null} (404) for an unknown policy
 	 */
 	@ReadOperation
 	public @Nullable PolicyDescriptor policy(@Selector String policy) {
 		PolicySpec declared = this.catalog.policy(policy);
-		return (declared != null) ? describe(declared) : null;
+		return (declared != null) ? describe(declared, true) : null;
 	}
 
 	/**
@@ -198,7 +212,7 @@ public class RateLimitsEndpoint {
 				+ (change.isEmpty() ? "back to its configuration" : "changed at run time " + change)
 				+ " by " + ((principal != null) ? principal.getName() : "an anonymous caller") + ": was " + old
 				+ ", now " + summary(after));
-		return describe(after);
+		return describe(after, false);
 	}
 
 	private static String summary(PolicySpec spec) {
@@ -235,7 +249,7 @@ public class RateLimitsEndpoint {
 		return Map.of("policy", policy, "key", key, "reset", "true");
 	}
 
-	private PolicyDescriptor describe(PolicySpec declared) {
+	private PolicyDescriptor describe(PolicySpec declared, boolean withHeaviest) {
 		RateLimitPolicy policy = declared.policy();
 		Map<String, PlanDescriptor> plans = new LinkedHashMap<>();
 		declared.plans().forEach((plan, variant) -> plans.put(plan, new PlanDescriptor(variant.limit(),
@@ -244,7 +258,23 @@ public class RateLimitsEndpoint {
 		return new PolicyDescriptor(policy.name(), policy.algorithm().name(), policy.limit(),
 				Durations.format(policy.window()), policy.algorithm().isBucket() ? policy.burst() : null,
 				policy.failureMode().name(), policy.mode().name(), declared.value("description", String.class),
-				this.catalog.declaredBy(policy.name()), declared.sources(), plans, declared.isEnabled());
+				this.catalog.declaredBy(policy.name()), declared.sources(), plans, declared.isEnabled(),
+				withHeaviest ? heaviest(policy.name()) : null);
+	}
+
+	private HeavyHitters.@Nullable Heaviest heaviest(String policy) {
+		HeavyHitters.Heaviest heaviest = (this.heavyHitters != null) ? this.heavyHitters.heaviest(policy, 10) : null;
+		if (heaviest == null || !this.maskClientIp) {
+			return heaviest;
+		}
+		return new HeavyHitters.Heaviest(masked(heaviest.rejected()), masked(heaviest.admitted()),
+				heaviest.periodSeconds());
+	}
+
+	private static List<HeavyHitters.Count> masked(List<HeavyHitters.Count> counts) {
+		return counts.stream()
+			.map((count) -> new HeavyHitters.Count(ClientIpMask.mask(count.key()), count.count(), count.error()))
+			.toList();
 	}
 
 	/**
@@ -269,10 +299,13 @@ public class RateLimitsEndpoint {
 	 * @param sources by attribute, where its value came from
 	 * @param plans by plan, how the policy counts under it (from {@code ratelimit.plans.<plan>.<policy>})
 	 * @param enabled whether the policy applies: {@code false} once disabled at run time (since 0.3.0)
+	 * @param heaviest the keys with the most rejected and admitted requests of the last few minutes, in the read of
+	 * one policy (since 0.3.0)
 	 */
 	public record PolicyDescriptor(String name, String algorithm, long limit, String window, @Nullable Long burst,
 			String failureMode, String mode, @Nullable String description, List<String> declaredBy,
-			Map<String, String> sources, Map<String, PlanDescriptor> plans, boolean enabled) {
+			Map<String, String> sources, Map<String, PlanDescriptor> plans, boolean enabled,
+			HeavyHitters.@Nullable Heaviest heaviest) {
 	}
 
 	/**

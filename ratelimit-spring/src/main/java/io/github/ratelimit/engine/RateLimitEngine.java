@@ -81,6 +81,8 @@ public final class RateLimitEngine {
 
 	private final @Nullable RateLimitTenants tenants;
 
+	private final @Nullable HeavyHitters heavyHitters;
+
 	private final Function<RateLimitRequest, String> clientIp = this::clientIp;
 
 	private final AtomicLong unknownPlanLoggedAt = new AtomicLong(System.nanoTime() - WARN_INTERVAL_NANOS);
@@ -109,6 +111,15 @@ public final class RateLimitEngine {
 		this.exempt = builder.exempt;
 		this.shadowReporter = new ShadowReporter(builder.rateLimiter.listener());
 		this.tenants = builder.tenants;
+		this.heavyHitters = builder.heavyHitters;
+	}
+
+	/**
+	 * Return who is being limited: the heaviest keys of each policy lately.
+	 * @return the sketches, or {@code null} if the engine keeps none
+	 */
+	public @Nullable HeavyHitters heavyHitters() {
+		return this.heavyHitters;
 	}
 
 	/**
@@ -415,7 +426,11 @@ public final class RateLimitEngine {
 			return RateLimitOutcome.NONE; // its cost expression failed, and its failure mode lets it pass uncounted
 		}
 		RateLimitPolicy policy = spec.policy();
-		Decision decision = this.limiter.decide(policy, spec.key(scope), cost);
+		String key = spec.key(scope);
+		Decision decision = this.limiter.decide(policy, key, cost);
+		if (this.heavyHitters != null) {
+			this.heavyHitters.record(policy.name(), key, decision.allowed());
+		}
 		List<AppliedRateLimit> applied = List.of(new AppliedRateLimit(policy, decision, spec.isSharedByEveryClient()));
 		RateLimitException rejection = decision.allowed() ? null : rejection(policy, decision, List.of(policy.name()));
 		return outcome(request, applied, rejection, LayerHold.NONE);
@@ -631,12 +646,16 @@ public final class RateLimitEngine {
 	}
 
 	/** The limits the enforced policies' admission applied, in the order asked. */
-	private static List<AppliedRateLimit> applied(LayerPlan plan, @Nullable Admission admission) {
+	private List<AppliedRateLimit> applied(LayerPlan plan, @Nullable Admission admission) {
 		List<AppliedRateLimit> applied = new ArrayList<>(plan.acquisitions.size());
 		if (admission != null) {
 			for (int i = 0; i < plan.acquisitions.size(); i++) {
 				Decision decision = admission.decision(i);
 				if (decision != null) {
+					if (this.heavyHitters != null) {
+						Acquisition acquisition = plan.acquisitions.get(i);
+						this.heavyHitters.record(acquisition.policy().name(), acquisition.key(), decision.allowed());
+					}
 					applied.add(new AppliedRateLimit(plan.acquisitions.get(i).policy(), decision,
 							plan.enforced.get(i).isSharedByEveryClient()));
 				}
@@ -841,6 +860,8 @@ public final class RateLimitEngine {
 
 		private @Nullable RateLimitTenants tenants;
 
+		private @Nullable HeavyHitters heavyHitters = new HeavyHitters();
+
 		private Builder(PolicyCatalog catalog, RateLimiter rateLimiter, RateLimitHeadersWriter headersWriter,
 				ClientIpResolver clientIpResolver) {
 			this.catalog = catalog;
@@ -889,6 +910,16 @@ public final class RateLimitEngine {
 		 */
 		public Builder tenants(@Nullable RateLimitTenants tenants) {
 			this.tenants = tenants;
+			return this;
+		}
+
+		/**
+		 * Keep who is being limited: the heaviest keys of each policy lately (on by default).
+		 * @param heavyHitters the sketches, or {@code null} to keep none
+		 * @return this builder
+		 */
+		public Builder heavyHitters(@Nullable HeavyHitters heavyHitters) {
+			this.heavyHitters = heavyHitters;
 			return this;
 		}
 

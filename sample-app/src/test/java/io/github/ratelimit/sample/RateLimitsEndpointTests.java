@@ -70,6 +70,30 @@ class RateLimitsEndpointTests {
 	}
 
 	@Test
+	void aPolicysReadShowsWhoIsBeingLimitedWithAddressesMaskedWhenAsked() throws Exception {
+		try (ConfigurableApplicationContext app = start("--management.endpoints.web.exposure.include=ratelimits",
+				"--ratelimit.filters.edge.enabled=false")) {
+			awayFromAMinutesEdge();
+			for (int i = 0; i < 8; i++) {
+				send(app, "GET", "/api/v1/resources");
+			}
+			HttpResponse<String> resources = send(app, "GET", "/actuator/ratelimits/resources");
+			assertThat(resources.body()).contains("\"heaviest\":{\"rejected\":[{\"key\":\"127.0.0.1\",\"count\":3,");
+			assertThat(send(app, "GET", "/actuator/ratelimits").body()).as("not in the list of every policy")
+				.doesNotContain("127.0.0.1");
+		}
+		try (ConfigurableApplicationContext app = start("--management.endpoints.web.exposure.include=ratelimits",
+				"--ratelimit.filters.edge.enabled=false", "--ratelimit.heavy-hitters.mask-client-ip=true")) {
+			awayFromAMinutesEdge();
+			for (int i = 0; i < 7; i++) {
+				send(app, "GET", "/api/v1/resources");
+			}
+			assertThat(send(app, "GET", "/actuator/ratelimits/resources").body())
+				.contains("{\"key\":\"127.0.0.x\",\"count\":2,").doesNotContain("127.0.0.1");
+		}
+	}
+
+	@Test
 	void readingKeysTheStoreDoesNotHoldInsertsNothingSoAFullStoreEvictsNoOne() throws Exception {
 		try (ConfigurableApplicationContext app = start("--management.endpoints.web.exposure.include=ratelimits",
 				"--ratelimit.memory.max-keys-per-policy=3", "--ratelimit.filters.edge.enabled=false")) {
