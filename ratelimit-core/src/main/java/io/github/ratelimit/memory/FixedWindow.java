@@ -54,6 +54,13 @@ final class FixedWindow extends KeyState {
 	}
 
 	@Override
+	void charge(RateLimitPolicy policy, long at, long cost) {
+		if (this.start == at - Math.floorMod(at, policy.windowMillis())) {
+			this.count += cost;
+		}
+	}
+
+	@Override
 	long expiresAt(RateLimitPolicy policy) {
 		return this.start + policy.windowMillis();
 	}

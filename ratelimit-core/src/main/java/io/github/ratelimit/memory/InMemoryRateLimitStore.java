@@ -375,6 +375,24 @@ public final class InMemoryRateLimitStore implements RateLimitStore {
 	}
 
 	@Override
+	public void charge(Acquisition acquisition, long countedAtMillis) {
+		PolicyTable table = existingTable(acquisition.policy());
+		KeyState state = (table != null) ? table.states.get(acquisition.key()) : null;
+		if (state == null) {
+			return; // evicted or reset since it was admitted: nothing of it is held to add to
+		}
+		state.lock();
+		try {
+			if (!state.retired) {
+				state.charge(acquisition.policy(), countedAtMillis, acquisition.cost());
+			}
+		}
+		finally {
+			state.unlock();
+		}
+	}
+
+	@Override
 	public long currentTimeMillis() {
 		return this.clock.currentTimeMillis();
 	}

@@ -161,6 +161,13 @@ abstract class KeyState {
 	abstract void refund(RateLimitPolicy policy, long at, long cost);
 
 	/**
+	 * Take {@code cost} more units for an admission made at time {@code at} that turned out to cost more, whatever
+	 * is left: the state may go over its limit (in debt) until its window ends or it refills. Nothing if the
+	 * admission's window has passed.
+	 */
+	abstract void charge(RateLimitPolicy policy, long at, long cost);
+
+	/**
 	 * Create the fresh state of a key.
 	 * @param algorithm the policy's algorithm
 	 * @param key the key

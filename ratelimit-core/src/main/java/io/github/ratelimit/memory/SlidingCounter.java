@@ -109,6 +109,18 @@ final class SlidingCounter extends KeyState {
 	}
 
 	@Override
+	void charge(RateLimitPolicy policy, long at, long cost) {
+		long window = policy.windowMillis();
+		long start = at - Math.floorMod(at, window);
+		if (this.start == start) {
+			this.current += cost;
+		}
+		else if (this.start == start + window) {
+			this.previous += cost;
+		}
+	}
+
+	@Override
 	long expiresAt(RateLimitPolicy policy) {
 		return this.start + 2 * policy.windowMillis();
 	}

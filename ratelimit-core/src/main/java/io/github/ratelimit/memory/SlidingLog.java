@@ -124,6 +124,23 @@ final class SlidingLog extends KeyState {
 	}
 
 	@Override
+	void charge(RateLimitPolicy policy, long at, long cost) {
+		// The admission's entry weighs what it really cost, and leaves the window when it would have.
+		for (int i = this.size - 1; i >= 0; i--) {
+			int index = (this.head + i) % this.times.length;
+			long time = this.times[index];
+			if (time == at) {
+				this.costs[index] += cost;
+				this.sum += cost;
+				return;
+			}
+			if (time < at) {
+				return;
+			}
+		}
+	}
+
+	@Override
 	long expiresAt(RateLimitPolicy policy) {
 		return (this.size > 0) ? newest() + policy.windowMillis() : Long.MIN_VALUE;
 	}

@@ -117,6 +117,19 @@ final class TokenBucket extends KeyState {
 	}
 
 	@Override
+	void charge(RateLimitPolicy policy, long at, long cost) {
+		// Below empty: the refill repays the debt before the next request can pass.
+		if (!this.fresh) {
+			long perToken = policy.unitsPerToken();
+			long capacity = policy.burst() * perToken;
+			this.units = unitsIn(perToken, capacity) - cost * perToken;
+			this.perToken = perToken;
+			this.capacity = capacity;
+			this.expires = this.last + IntMath.ceilDiv(capacity - this.units, policy.unitsPerMilli());
+		}
+	}
+
+	@Override
 	long expiresAt(RateLimitPolicy policy) {
 		// Kept from the last decision, whose configuration it is full again under; the table's may be another.
 		return this.expires;

@@ -115,6 +115,23 @@ public interface RateLimitStore {
 	}
 
 	/**
+	 * Take more units for an admitted acquisition whose cost turned out higher than it reserved (a cost known only
+	 * once the request was served: tokens generated, rows exported), whatever the key has left: the key may go over
+	 * its limit, in debt, so that its next requests are rejected until it is repaid. Where it is repaid: a fixed or
+	 * sliding window's count when the admission's window ends (the debt beyond the limit is then forgiven), a sliding
+	 * log's entry when it leaves the window (exact), a bucket by its refill (exact). Nothing if the admission's window
+	 * has passed or the key's state is gone.
+	 * @param acquisition the acquisition, with the extra units as its cost
+	 * @param countedAtMillis the time the acquisition was counted at
+	 * @throws RateLimitStoreException if the store cannot be reached
+	 * @throws UnsupportedOperationException if the store cannot
+	 * @since 0.3.0
+	 */
+	default void charge(Acquisition acquisition, long countedAtMillis) {
+		throw new UnsupportedOperationException(getClass().getSimpleName() + " cannot charge a cost known late");
+	}
+
+	/**
 	 * Give back the units of several admitted acquisitions as {@link #refundAll} does, without making the calling
 	 * thread wait for the store. This default gives back on the calling thread; a store that calls out over the
 	 * network overrides it.

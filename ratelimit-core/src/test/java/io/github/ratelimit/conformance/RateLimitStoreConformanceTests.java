@@ -439,6 +439,39 @@ public abstract class RateLimitStoreConformanceTests {
 
 	@ParameterizedTest
 	@EnumSource(Algorithm.class)
+	void aCostChargedAfterTheResponsePutsTheKeyInDebtUntilRepaid(Algorithm algorithm) {
+		RateLimitPolicy policy = policy(algorithm, 5, Duration.ofMinutes(1));
+		assumeSupported(policy);
+		this.clock.alignTo(policy.window(), 1_000);
+		long countedAt = this.clock.currentTimeMillis();
+		assertThat(take(policy, "k", 2).allowed()).isTrue();
+		// It cost 8, not the 2 it reserved: 6 more, beyond the limit of 5.
+		this.store.charge(new Acquisition(policy, "k", 6), countedAt);
+		Decision inDebt = take(policy, "k", 1);
+		assertThat(inDebt.allowed()).isFalse();
+		assertThat(inDebt.remaining()).isZero();
+		assertThat(take(policy, "other", 5).allowed()).as("another key owes nothing").isTrue();
+		this.clock.advance(Duration.ofSeconds(30));
+		assertThat(take(policy, "k", 1).allowed()).as("still in debt in the window").isFalse();
+		this.clock.advance(Duration.ofMinutes(2));
+		assertThat(take(policy, "k", 1).allowed()).as("repaid").isTrue();
+	}
+
+	@ParameterizedTest
+	@EnumSource(Algorithm.class)
+	void aChargeForAnAdmissionWhoseWindowHasPassedTakesNothingNow(Algorithm algorithm) {
+		RateLimitPolicy policy = policy(algorithm, 5, Duration.ofMinutes(1));
+		assumeSupported(policy);
+		this.clock.alignTo(policy.window(), 1_000);
+		long countedAt = this.clock.currentTimeMillis();
+		assertThat(take(policy, "k", 1).allowed()).isTrue();
+		this.clock.advance(Duration.ofMinutes(3));
+		this.store.charge(new Acquisition(policy, "k", 4), countedAt);
+		assertThat(take(policy, "k", 5).allowed()).isTrue();
+	}
+
+	@ParameterizedTest
+	@EnumSource(Algorithm.class)
 	void aRequestRejectedByOneOfItsLimitsTakesNothingFromTheOthers(Algorithm algorithm) {
 		RateLimitPolicy tested = policy(algorithm, 5, Duration.ofMinutes(1));
 		RateLimitPolicy strict = policy(Algorithm.FIXED, 1, Duration.ofMinutes(1));

@@ -225,6 +225,38 @@ public final class DynamoDbRateLimitStore implements RateLimitStore {
 		};
 	}
 
+	/**
+	 * {@inheritDoc}
+	 * <p>
+	 * One conditional update: the window's count, or the bucket's level (counted in the same units), grows by the
+	 * extra units, if the item is still there; a bucket's expiry is pushed back by the time the extra takes to drain.
+	 */
+	@Override
+	public void charge(Acquisition acquisition, long countedAtMillis) {
+		RateLimitPolicy policy = acquisition.policy();
+		long deadline = this.calls.deadline();
+		DynamoDbCalls.join(switch (policy.algorithm()) {
+			case FIXED, SLIDING_COUNTER -> {
+				long window = policy.windowMillis();
+				long start = countedAtMillis - Math.floorMod(countedAtMillis, window);
+				yield this.calls.update(this.keys.window(policy, acquisition.key(), start), "ADD #c :extra",
+						"attribute_exists(#c)", Map.of("#c", "count"),
+						Map.of(":extra", DynamoDbCalls.number(acquisition.cost())), deadline);
+			}
+			case TOKEN_BUCKET, LEAKY_BUCKET -> {
+				long need = acquisition.cost() * policy.unitsPerToken();
+				long drained = now() + (policy.burst() * policy.unitsPerToken() + need + policy.unitsPerMilli() - 1)
+						/ policy.unitsPerMilli();
+				yield this.calls.update(this.keys.bucket(policy, acquisition.key()), "ADD #x :need SET #t = :ttl",
+						"attribute_exists(#x) AND #p = :pt", Map.of("#x", "level", "#p", "pt", "#t", "ttl"),
+						Map.of(":need", DynamoDbCalls.number(need), ":pt", DynamoDbCalls.number(policy.unitsPerToken()),
+								":ttl", DynamoDbCalls.ttl(drained)),
+						deadline);
+			}
+			case SLIDING_LOG -> throw unsupported(policy);
+		});
+	}
+
 	@Override
 	public long currentTimeMillis() {
 		return now();

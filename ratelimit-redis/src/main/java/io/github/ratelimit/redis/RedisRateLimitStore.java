@@ -90,6 +90,8 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 
 	static final byte[] REFUND = RedisKeys.bytes("refund");
 
+	static final byte[] CHARGE = RedisKeys.bytes("charge");
+
 	/** The all-or-nothing script's name of each algorithm, by ordinal. */
 	private static final byte[][] ALGORITHM_CODES = algorithmCodes();
 
@@ -461,8 +463,21 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 	 */
 	@Override
 	public void refundAll(List<Acquisition> acquisitions, long[] countedAtMillis) {
+		settle(REFUND, acquisitions, countedAtMillis);
+	}
+
+	/**
+	 * Take the extra units in one script call, from the key's state and from its state under the policy's other
+	 * parameter sets that took the admission's units.
+	 */
+	@Override
+	public void charge(Acquisition acquisition, long countedAtMillis) {
+		settle(CHARGE, List.of(acquisition), new long[] { countedAtMillis });
+	}
+
+	private void settle(byte[] mode, List<Acquisition> acquisitions, long[] countedAtMillis) {
 		long start = System.nanoTime();
-		List<CompletableFuture<List<Object>>> calls = sendRefunds(acquisitions, countedAtMillis);
+		List<CompletableFuture<List<Object>>> calls = sendRefunds(mode, acquisitions, countedAtMillis);
 		String what = describe(acquisitions);
 		RateLimitStoreException failure = null;
 		for (CompletableFuture<List<Object>> refund : calls) {
@@ -485,7 +500,7 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 	public CompletionStage<Void> refundAllAsync(List<Acquisition> acquisitions, long[] countedAtMillis) {
 		try {
 			long start = System.nanoTime();
-			List<CompletableFuture<List<Object>>> calls = sendRefunds(acquisitions, countedAtMillis);
+			List<CompletableFuture<List<Object>>> calls = sendRefunds(REFUND, acquisitions, countedAtMillis);
 			String what = describe(acquisitions);
 			CompletableFuture<?>[] given = new CompletableFuture<?>[calls.size()];
 			for (int i = 0; i < given.length; i++) {
@@ -498,7 +513,8 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 		}
 	}
 
-	private List<CompletableFuture<List<Object>>> sendRefunds(List<Acquisition> acquisitions, long[] countedAtMillis) {
+	private List<CompletableFuture<List<Object>>> sendRefunds(byte[] mode, List<Acquisition> acquisitions,
+			long[] countedAtMillis) {
 		List<Acquisition> all = new ArrayList<>(acquisitions.size() + 1);
 		List<Long> times = new ArrayList<>(acquisitions.size() + 1);
 		for (int i = 0; i < acquisitions.size(); i++) {
@@ -514,7 +530,7 @@ public final class RedisRateLimitStore implements RateLimitStore, AutoCloseable 
 		long[] at = times.stream().mapToLong(Long::longValue).toArray();
 		List<CompletableFuture<List<Object>>> calls = new ArrayList<>();
 		for (List<Integer> group : groupBySlot(all)) {
-			calls.add(call(REFUND, all, group, at));
+			calls.add(call(mode, all, group, at));
 		}
 		return calls;
 	}

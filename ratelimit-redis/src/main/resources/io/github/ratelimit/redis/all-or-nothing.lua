@@ -4,7 +4,7 @@
 -- each key once, with the same state layouts and arithmetic (see prelude.lua and each algorithm's script), so
 -- either script may decide for a key.
 --
--- ARGV[1] 'take' or 'refund'
+-- ARGV[1] 'take', 'refund' or 'charge'
 -- ARGV[2] now in ms since the epoch, or "" to use Redis TIME (production; tests drive time explicitly)
 -- ARGV[3] least TTL in ms (0 in production)
 -- then 8 arguments per entry: algorithm ('f' fixed window, 'l' sliding log, 'c' sliding counter, 'b' bucket),
@@ -15,6 +15,8 @@
 -- (until more than remaining units are available), and the time it was counted at. If any entry is rejected, what the others took is given back before the script ends (a script
 -- is atomic: no other command sees it), and they report what they would have left.
 -- 'refund' gives back each entry's cost to the window it was counted in, if that still holds it; returns {}.
+-- 'charge' takes each entry's cost more for the admission counted then, whatever is left (a cost known only once the
+-- request was served): the key may go over its limit until its window ends or it refills; returns {}.
 
 local now
 if ARGV[2] ~= '' then
@@ -364,6 +366,79 @@ local function log_refund(log, summary, cost, at)
   end
 end
 
+local function fixed_charge(key, cost, window, at)
+  local field = string.format('%.0f', at - at % window)
+  if redis.call('HEXISTS', key, field) == 1 then
+    redis.call('HINCRBY', key, field, cost)
+  end
+end
+
+local function bucket_charge(key, cost, burst, per_token, per_ms)
+  local state = redis.call('GET', key)
+  if state and #state == 40 then
+    local units, last, expires, counted_per_token, counted_capacity = struct.unpack('ddddd', state)
+    local capacity = burst * per_token
+    if counted_per_token ~= per_token or counted_capacity ~= capacity then
+      units = math.max(0, capacity - math.ceil((counted_capacity - units) / counted_per_token) * per_token)
+    end
+    -- Below empty: the refill repays the debt, and the key lives until it is full again.
+    units = units - cost * per_token
+    local full = last + math.ceil((capacity - units) / per_ms)
+    if full <= expires then
+      redis.call('SET', key, struct.pack('ddddd', units, last, expires, per_token, capacity), 'KEEPTTL')
+    else
+      expires = full + math.ceil(capacity / per_ms)
+      redis.call('SET', key, struct.pack('ddddd', units, last, expires, per_token, capacity), 'PX',
+        math.max(expires - now, least_ttl))
+    end
+  end
+end
+
+local function counter_charge(key, cost, window, at)
+  local state = redis.call('GET', key)
+  if state and #state == 24 then
+    local current, previous, last = struct.unpack('ddd', state)
+    local stored_start, at_start = last - last % window, at - at % window
+    if stored_start == at_start then
+      current = current + cost
+    elseif stored_start == at_start + window then
+      previous = previous + cost
+    else
+      return
+    end
+    redis.call('SET', key, struct.pack('ddd', current, previous, last), 'KEEPTTL')
+  end
+end
+
+local function log_charge(log, summary, cost, at)
+  -- The admission's entry weighs what it really cost, and leaves the window when it would have.
+  local state = redis.call('GET', summary)
+  if not (state and #state == 40) then
+    return
+  end
+  local sum, oldest, newest, newest_cost, expires = struct.unpack('ddddd', state)
+  local high = redis.call('LLEN', log) - 1
+  while high > 0 do
+    local low = math.max(0, high - 127)
+    local chunk = redis.call('LRANGE', log, low, high)
+    for j = #chunk - 1, 1, -2 do
+      local time = tonumber(chunk[j])
+      if time == at then
+        redis.call('LSET', log, low + j, tonumber(chunk[j + 1]) + cost)
+        sum = sum + cost
+        if time == newest then
+          newest_cost = newest_cost + cost
+        end
+        redis.call('SET', summary, struct.pack('ddddd', sum, oldest, newest, newest_cost, expires), 'KEEPTTL')
+        return
+      elseif time < at then
+        return
+      end
+    end
+    high = low - 1
+  end
+end
+
 local entries = (#ARGV - 3) / 8
 
 local function refund(e, k, at)
@@ -381,10 +456,26 @@ local function refund(e, k, at)
   end
 end
 
-if ARGV[1] == 'refund' then
+local function charge(e, k, at)
+  local base = 3 + 8 * (e - 1)
+  local algorithm, cost = ARGV[base + 1], tonumber(ARGV[base + 7])
+  local window = tonumber(ARGV[base + 3])
+  if algorithm == 'f' then
+    fixed_charge(KEYS[k], cost, window, at)
+  elseif algorithm == 'b' then
+    bucket_charge(KEYS[k], cost, tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]))
+  elseif algorithm == 'c' then
+    counter_charge(KEYS[k], cost, window, at)
+  else
+    log_charge(KEYS[k], KEYS[k + 1], cost, at)
+  end
+end
+
+if ARGV[1] == 'refund' or ARGV[1] == 'charge' then
+  local settle = (ARGV[1] == 'refund') and refund or charge
   local k = 1
   for e = 1, entries do
-    refund(e, k, tonumber(ARGV[3 + 8 * e]))
+    settle(e, k, tonumber(ARGV[3 + 8 * e]))
     if ARGV[3 + 8 * (e - 1) + 1] == 'l' then
       k = k + 2
     else
