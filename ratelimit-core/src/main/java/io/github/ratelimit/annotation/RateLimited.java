@@ -117,6 +117,21 @@ public @interface RateLimited {
 	String skip() default "";
 
 	/**
+	 * A SpEL expression, over the same variables as {@link #key()}, {@code #result} (what the method returned) and
+	 * {@code #reported} (what the handler reported through {@code RateLimitStatus.settle}, or {@code null}), giving
+	 * what the request really cost once it is served, when that is known only then (tokens generated, rows
+	 * exported): {@link #cost()} is reserved before the method runs, and when it returns the reservation is settled
+	 * to this, giving back what was reserved beyond it, or taking the extra whatever the key has left (it may go into
+	 * debt, so that its next requests wait until it is repaid; the request that was served never fails). Empty (the
+	 * default): the cost is what was reserved; so is it when the expression yields {@code null}, fails or yields no
+	 * whole number (logged). A method that throws keeps its reservation.
+	 * {@code ratelimit.policies.<name>.settle} overrides it.
+	 * @return the settle expression
+	 * @since 0.3.0
+	 */
+	String settle() default "";
+
+	/**
 	 * A SpEL expression, over the same variables as {@link #key()}, naming the tenant the request is for: with a
 	 * {@code TenantLimitsSource} bean, the policy's limits for that tenant come from it (a tenant's own limit,
 	 * window, burst, algorithm or mode, looked up and cached), and each tenant with limits of its own counts apart.

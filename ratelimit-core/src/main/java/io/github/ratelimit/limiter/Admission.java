@@ -35,7 +35,7 @@ public final class Admission {
 	Admission(RateLimiter limiter, List<Acquisition> acquisitions, @Nullable Decision[] decisions, long[] countedAt,
 			@Nullable RateLimitStore[] heldBy) {
 		this.limiter = limiter;
-		this.acquisitions = acquisitions;
+		this.acquisitions = new ArrayList<>(acquisitions); // a settled cost replaces the reserved one
 		this.decisions = decisions;
 		this.countedAt = countedAt;
 		this.heldBy = heldBy;
@@ -112,6 +112,41 @@ public final class Admission {
 		heldByStore(indexes).forEach((store, held) -> given
 			.add(this.limiter.refundAsync(store, held.acquisitions, held.countedAt).toCompletableFuture()));
 		return (given.size() == 1) ? given.get(0) : CompletableFuture.allOf(given.toArray(new CompletableFuture<?>[0]));
+	}
+
+	/**
+	 * Settle what one admitted acquisition costs, once the request is served and its cost known: the units reserved
+	 * beyond it are given back, the units it cost beyond them are taken whatever the key has left (see
+	 * {@link RateLimitStore#charge}: the key may go into debt, never failing the request that was served). A later
+	 * {@link #refund(int)} gives back what it costs now. Does nothing if it holds nothing.
+	 * @param index the acquisition's index
+	 * @param cost what the request cost, at least 0
+	 * @since 0.3.0
+	 */
+	public void settle(int index, long cost) {
+		RateLimitStore store;
+		Acquisition reserved;
+		synchronized (this.heldBy) {
+			store = this.heldBy[index];
+			reserved = this.acquisitions.get(index);
+			if (store == null || cost == reserved.cost()) {
+				return;
+			}
+			if (cost == 0) {
+				this.heldBy[index] = null; // nothing held any more
+			}
+			else {
+				this.acquisitions.set(index, new Acquisition(reserved.policy(), reserved.key(), cost));
+			}
+		}
+		long difference = cost - reserved.cost();
+		Acquisition units = new Acquisition(reserved.policy(), reserved.key(), Math.abs(difference));
+		if (difference < 0) {
+			this.limiter.refund(store, List.of(units), new long[] { this.countedAt[index] });
+		}
+		else {
+			this.limiter.charge(store, units, this.countedAt[index]);
+		}
 	}
 
 	/** Take the stores holding the acquisitions' units, each with what it holds: usually one, the store. */

@@ -322,6 +322,19 @@ public final class RateLimiter {
 		}
 	}
 
+	/**
+	 * Take the extra units of an admission whose cost turned out higher; a store that cannot be reached, or cannot
+	 * charge, leaves the key with what it reserved (logged as a refund failure is).
+	 */
+	void charge(RateLimitStore holder, Acquisition extra, long countedAt) {
+		try {
+			holder.charge(extra, countedAt);
+		}
+		catch (RuntimeException ex) {
+			logRefundFailure(List.of(extra), ex);
+		}
+	}
+
 	/** Give back what admitted acquisitions hold, in one call, without waiting for it; never completes exceptionally. */
 	CompletionStage<Void> refundAsync(RateLimitStore holder, List<Acquisition> acquisitions, long[] countedAt) {
 		CompletionStage<Void> given;

@@ -405,6 +405,22 @@ public class RateLimitProperties implements InitializingBean {
 		private @Nullable PolicyMode mode;
 
 		/**
+		 * SpEL expression of what the request really cost, over the key's variables and #result (what the method
+		 * returned): the cost is reserved before the method runs and settled to this when it returns, giving back the
+		 * difference or taking the extra (the key may go into debt). When not set, the annotation's settle; without
+		 * one, the cost is what was reserved.
+		 */
+		private @Nullable String settle;
+
+		public @Nullable String getSettle() {
+			return this.settle;
+		}
+
+		public void setSettle(@Nullable String settle) {
+			this.settle = settle;
+		}
+
+		/**
 		 * SpEL expression of the request's tenant, over the key's variables: with a TenantLimitsSource bean, the
 		 * tenant's own limits apply, each tenant with limits of its own counted apart. When not set, the
 		 * annotation's tenant; without one, the policy's own limits.

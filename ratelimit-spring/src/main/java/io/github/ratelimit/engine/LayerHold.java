@@ -3,6 +3,7 @@ package io.github.ratelimit.engine;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.function.IntSupplier;
@@ -16,7 +17,10 @@ import org.jspecify.annotations.Nullable;
  */
 final class LayerHold {
 
-	static final LayerHold NONE = new LayerHold(List.of(), null, List.of(), List.of());
+	static final LayerHold NONE = new LayerHold(null, List.of(), null, List.of(), List.of());
+
+	/** The request as the layer's expressions saw it, for the settle expressions; {@code null} for none. */
+	private final @Nullable RequestScope scope;
 
 	private final List<PolicySpec> enforced;
 
@@ -26,8 +30,9 @@ final class LayerHold {
 
 	private final List<Admission> shadowAdmissions;
 
-	LayerHold(List<PolicySpec> enforced, @Nullable Admission admission, List<PolicySpec> shadows,
-			List<Admission> shadowAdmissions) {
+	LayerHold(@Nullable RequestScope scope, List<PolicySpec> enforced, @Nullable Admission admission,
+			List<PolicySpec> shadows, List<Admission> shadowAdmissions) {
+		this.scope = scope;
 		this.enforced = enforced;
 		this.admission = admission;
 		this.shadows = shadows;
@@ -62,6 +67,29 @@ final class LayerHold {
 			}
 		}
 		return false;
+	}
+
+	/**
+	 * Settle the reservation of each enforced policy whose cost is known once the request was served: what its settle
+	 * expression gives, over the result ({@code #result}) and the cost the handler reported ({@code #reported}, from
+	 * {@code RateLimitStatus.settle}).
+	 * A cost that cannot be known leaves the reservation as it is.
+	 * @param result what the method returned
+	 * @param reported by policy name, the costs the handler reported
+	 */
+	void settleCosts(@Nullable Object result, Map<String, Long> reported) {
+		Admission admission = this.admission;
+		RequestScope scope = this.scope;
+		if (admission == null || scope == null) {
+			return;
+		}
+		for (int i = 0; i < this.enforced.size(); i++) {
+			PolicySpec spec = this.enforced.get(i);
+			long settled = spec.hasSettle() ? spec.settledCost(scope, result, reported.get(spec.policy().name())) : -1;
+			if (settled >= 0) {
+				admission.settle(i, settled);
+			}
+		}
 	}
 
 	/**

@@ -21,6 +21,7 @@ final class MethodLimits {
 		this.specs = specs.toArray(new PolicySpec[0]);
 		this.parameterNames = parameterNames;
 		this.single = this.specs.length == 1 && this.specs[0].countOn() == null && !this.specs[0].isShadow()
+				&& !this.specs[0].hasSettle()
 				&& !this.specs[0].hasSkip() && !this.specs[0].isPlanned();
 	}
 

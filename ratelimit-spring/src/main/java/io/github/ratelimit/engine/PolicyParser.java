@@ -131,6 +131,8 @@ final class PolicyParser {
 		}
 		String skip = values.getOrDefault("skip", String.class, "").trim();
 		Expression skipExpression = skip.isEmpty() ? null : parse(skip, "skip", name, where);
+		String settle = values.getOrDefault("settle", String.class, "").trim();
+		Expression settleExpression = settle.isEmpty() ? null : parse(settle, "settle", name, where);
 		String tenantExpression = values.getOrDefault("tenant", String.class, "").trim();
 		KeySource tenant = tenantExpression.isEmpty() ? null
 				: keySource(tenantExpression, name, where, parameterNames, parameterTypes);
@@ -144,7 +146,7 @@ final class PolicyParser {
 			}
 		});
 		PolicySpec spec = new PolicySpec(policy, declarationOf(where), values.sources(policy), keyExpression, key, cost,
-				countOn, skipExpression, tenant, planned, planSources, passedOn);
+				countOn, skipExpression, tenant, settleExpression, planned, planSources, passedOn);
 		spec.rebuildWith((change) -> {
 			List<PolicyValues> changed = new ArrayList<>(sources.size() + change.size());
 			changed.addAll(change);

@@ -13,6 +13,7 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.expression.EvaluationContext;
 import org.springframework.expression.Expression;
 
 /**
@@ -71,6 +72,12 @@ public final class PolicySpec {
 	/** Where the request's tenant comes from, or {@code null} if the policy has no limits per tenant. */
 	private final @Nullable KeySource tenant;
 
+	/** What the request really cost, over its result, or {@code null} if the reservation is the cost. */
+	private final @Nullable Expression settle;
+
+	/** Logs a settle expression's failure once per policy. */
+	private final AtomicBoolean settleFailureLogged = new AtomicBoolean();
+
 	/** Whether the key is a literal, the same for every client: an application-wide quota. */
 	private final boolean sharedByEveryClient;
 
@@ -85,7 +92,7 @@ public final class PolicySpec {
 
 	PolicySpec(RateLimitPolicy policy, String declaration, Map<String, String> sources, String keyExpression,
 			KeySource key, CostSource cost, @Nullable CountOn countOn, @Nullable Expression skip,
-			@Nullable KeySource tenant, Map<String, RateLimitPolicy> plans,
+			@Nullable KeySource tenant, @Nullable Expression settle, Map<String, RateLimitPolicy> plans,
 			Map<String, Map<String, String>> planSources, Map<String, Object> values) {
 		this.declared = policy;
 		this.declaredPlans = plans;
@@ -99,6 +106,7 @@ public final class PolicySpec {
 		this.countOn = countOn;
 		this.skip = skip;
 		this.tenant = tenant;
+		this.settle = settle;
 		this.values = Map.copyOf(values);
 		this.sharedByEveryClient = key instanceof KeySource.Literal;
 	}
@@ -186,6 +194,49 @@ public final class PolicySpec {
 
 	boolean hasSkip() {
 		return this.skip != null;
+	}
+
+	boolean hasSettle() {
+		return this.settle != null;
+	}
+
+	/**
+	 * Return what the request cost under this policy, from the settle expression over what the method returned
+	 * ({@code #result}) and what the handler reported ({@code #reported}), or {@code -1} if it yields {@code null}, no
+	 * whole number of at least 0, or fails (logged at WARN once per policy): the reservation then stands.
+	 */
+	long settledCost(RequestScope scope, @Nullable Object result, @Nullable Long reported) {
+		Expression settle = this.settle;
+		if (settle == null) {
+			return -1;
+		}
+		Object value;
+		try {
+			EvaluationContext context = scope.evaluationContext();
+			context.setVariable("result", result);
+			context.setVariable("reported", reported);
+			value = settle.getValue(context);
+		}
+		catch (RuntimeException ex) {
+			warnSettle("failed: " + ex.getMessage(), ex);
+			return -1;
+		}
+		if (value == null) {
+			return -1; // nothing to settle to (a handler that reported nothing): the reservation stands
+		}
+		if (value instanceof Number number && number.doubleValue() >= 0 && number.doubleValue() == Math.floor(
+				number.doubleValue()) && number.doubleValue() <= Long.MAX_VALUE / 4) {
+			return number.longValue();
+		}
+		warnSettle("yielded " + value + ", not a whole number of at least 0", null);
+		return -1;
+	}
+
+	private void warnSettle(String what, @Nullable Exception failure) {
+		if (this.settleFailureLogged.compareAndSet(false, true)) {
+			logger.warn("Settle expression of rate limit policy '" + policy().name() + "' on " + this.declaration + " "
+					+ what + "; the reservation stands (logged once per policy)", failure);
+		}
 	}
 
 	/**

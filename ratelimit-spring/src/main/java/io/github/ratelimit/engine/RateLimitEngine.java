@@ -311,6 +311,9 @@ public final class RateLimitEngine {
 	public void settle(RateLimitOutcome outcome, @Nullable RateLimitRequest request, Method method,
 			@Nullable Object result, @Nullable Throwable failure) {
 		LayerHold held = outcome.held();
+		if (failure == null && held != LayerHold.NONE) {
+			held.settleCosts(result, reportedCosts(request));
+		}
 		if (held != LayerHold.NONE && !Settlements.defer(request, held)) {
 			held.settle(() -> CountOn.statusOf(method, result, failure)).toCompletableFuture().join();
 		}
@@ -334,6 +337,12 @@ public final class RateLimitEngine {
 			return CompletableFuture.completedFuture(null);
 		}
 		return held.settle(() -> CountOn.statusOf(method, result, failure));
+	}
+
+	@SuppressWarnings("unchecked")
+	private static Map<String, Long> reportedCosts(@Nullable RateLimitRequest request) {
+		Object costs = (request != null) ? request.getAttribute(RateLimitStatus.COSTS_ATTRIBUTE) : null;
+		return (costs instanceof Map<?, ?> map) ? (Map<String, Long>) map : Map.of();
 	}
 
 	/**
@@ -602,7 +611,8 @@ public final class RateLimitEngine {
 	}
 
 	/** What one layer asks the limiter, once exemptions, skips, keys, costs and the plan are known. */
-	private record LayerPlan(List<PolicySpec> enforced, List<Acquisition> acquisitions, List<PolicySpec> shadows,
+	private record LayerPlan(RequestScope scope, List<PolicySpec> enforced, List<Acquisition> acquisitions,
+			List<PolicySpec> shadows,
 			List<Acquisition> shadowAcquisitions) {
 	}
 
@@ -642,7 +652,7 @@ public final class RateLimitEngine {
 			(shadow ? shadows : enforced).add(spec);
 			(shadow ? shadowAcquisitions : acquisitions).add(acquisition);
 		}
-		return new LayerPlan(enforced, acquisitions, shadows, shadowAcquisitions);
+		return new LayerPlan(scope, enforced, acquisitions, shadows, shadowAcquisitions);
 	}
 
 	/** The limits the enforced policies' admission applied, in the order asked. */
@@ -698,7 +708,8 @@ public final class RateLimitEngine {
 		}
 		List<AppliedRateLimit> sorted = new ArrayList<>(applied);
 		sorted.sort(MOST_RESTRICTIVE_FIRST);
-		return outcome(request, sorted, null, new LayerHold(plan.enforced, admission, plan.shadows, shadowAdmissions));
+		return outcome(request, sorted, null,
+				new LayerHold(plan.scope, plan.enforced, admission, plan.shadows, shadowAdmissions));
 	}
 
 	/**

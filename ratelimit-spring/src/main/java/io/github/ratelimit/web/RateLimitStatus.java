@@ -1,7 +1,9 @@
 package io.github.ratelimit.web;
 
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The rate limits of the current request and their decisions, so that an endpoint can tell its caller how many calls
@@ -15,6 +17,9 @@ public final class RateLimitStatus {
 
 	/** Name of the request attribute holding the applied limits, a {@code List<AppliedRateLimit>}. */
 	public static final String ATTRIBUTE = RateLimitStatus.class.getName() + ".limits";
+
+	/** Name of the request attribute holding the costs the handler reported, a {@code Map<String, Long>}. */
+	public static final String COSTS_ATTRIBUTE = RateLimitStatus.class.getName() + ".costs";
 
 	private final RateLimitRequest request;
 
@@ -51,6 +56,29 @@ public final class RateLimitStatus {
 	public Optional<AppliedRateLimit> mostRestrictive() {
 		List<AppliedRateLimit> limits = limits();
 		return limits.isEmpty() ? Optional.empty() : Optional.of(limits.get(0));
+	}
+
+	/**
+	 * Report what this request really cost under a policy, once the handler knows it (tokens generated, rows
+	 * exported): the variable {@code #reported} of the policy's {@code settle} expression ({@code settle = "#reported"}
+	 * settles the reservation to it when the method returns, giving back what was reserved beyond it, or taking the
+	 * extra whatever the key has left).
+	 * @param policy the policy's name
+	 * @param cost what the request cost, at least 0
+	 * @since 0.3.0
+	 */
+	@SuppressWarnings("unchecked")
+	public void settle(String policy, long cost) {
+		if (cost < 0) {
+			throw new IllegalArgumentException("'cost' must be at least 0 but was " + cost);
+		}
+		synchronized (this.request) {
+			Object costs = this.request.getAttribute(COSTS_ATTRIBUTE);
+			Map<String, Long> reported = (costs instanceof Map<?, ?> map) ? (Map<String, Long>) map
+					: new ConcurrentHashMap<>();
+			reported.put(policy, cost);
+			this.request.setAttribute(COSTS_ATTRIBUTE, reported);
+		}
 	}
 
 	@Override

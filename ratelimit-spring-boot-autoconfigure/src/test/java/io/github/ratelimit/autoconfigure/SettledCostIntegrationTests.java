@@ -1,0 +1,86 @@
+package io.github.ratelimit.autoconfigure;
+
+import io.github.ratelimit.annotation.RateLimited;
+import io.github.ratelimit.web.RateLimitStatus;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.test.web.servlet.MockMvc;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.RequestParam;
+import org.springframework.web.bind.annotation.RestController;
+
+import static org.springframework.test.web.servlet.request.MockMvcRequestBuilders.get;
+import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.status;
+
+/**
+ * Costs known only once the request is served, through the auto-configuration: reserved before the method runs,
+ * settled when it returns to what a settle expression or the handler ({@link RateLimitStatus#settle}) says.
+ */
+class SettledCostIntegrationTests {
+
+	private final WebApplicationContextRunner runner = WebTestSupport.webApplication()
+		.withUserConfiguration(Controllers.class);
+
+	@Test
+	void aCostTheHandlerReportsSettlesTheReservation() {
+		this.runner.run((context) -> {
+			MockMvc mvc = WebTestSupport.mockMvc(context);
+			// Each reserves 5 and costs 1: 6 pass (a 7th finds 4 left, less than it must reserve), not 2.
+			for (int i = 0; i < 6; i++) {
+				mvc.perform(get("/generate").param("tokens", "1")).andExpect(status().isOk());
+			}
+			mvc.perform(get("/generate").param("tokens", "1")).andExpect(status().isTooManyRequests());
+		});
+	}
+
+	@Test
+	void aSettleExpressionThatFailsLeavesTheReservationAndNeverFailsTheRequest() {
+		this.runner.withPropertyValues("ratelimit.policies.generate.settle=#result.noSuchProperty").run((context) -> {
+			MockMvc mvc = WebTestSupport.mockMvc(context);
+			mvc.perform(get("/exported").param("rows", "1")).andExpect(status().isOk());
+			mvc.perform(get("/exported").param("rows", "1")).andExpect(status().isOk());
+			mvc.perform(get("/exported").param("rows", "1")).andExpect(status().isTooManyRequests());
+		});
+	}
+
+	@Test
+	void aHandlerReportingMoreThanWasReservedPutsTheKeyInDebt() {
+		this.runner.run((context) -> {
+			MockMvc mvc = WebTestSupport.mockMvc(context);
+			mvc.perform(get("/generate").param("tokens", "25")).andExpect(status().isOk());
+			mvc.perform(get("/generate").param("tokens", "1")).andExpect(status().isTooManyRequests());
+		});
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class Controllers {
+
+		@Bean
+		GenerateController generateController() {
+			return new GenerateController();
+		}
+
+	}
+
+	@RestController
+	static class GenerateController {
+
+		@GetMapping("/generate")
+		@RateLimited(name = "generate", limit = 10, window = "1h", cost = "5", settle = "#reported")
+		String generate(@RequestParam int tokens, RateLimitStatus status) {
+			status.settle("generate", tokens);
+			return "generated " + tokens;
+		}
+
+		@GetMapping("/exported")
+		@RateLimited(name = "exported", limit = 10, window = "1h", cost = "5", settle = "#result.length() < 0 ? 0 : #result.noSuchProperty")
+		String exported(@RequestParam int rows) {
+			return "rows " + rows;
+		}
+
+	}
+
+}
