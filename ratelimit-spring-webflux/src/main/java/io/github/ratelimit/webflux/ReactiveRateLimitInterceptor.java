@@ -2,6 +2,7 @@ package io.github.ratelimit.webflux;
 
 import java.lang.reflect.Method;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicReference;
 
 import io.github.ratelimit.annotation.RateLimited;
 import io.github.ratelimit.engine.InvalidRateLimitPolicyException;
@@ -16,6 +17,7 @@ import org.jspecify.annotations.Nullable;
 import org.reactivestreams.Publisher;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
 
 import org.springframework.aop.ProxyMethodInvocation;
 import org.springframework.aop.support.AopUtils;
@@ -122,9 +124,28 @@ public final class ReactiveRateLimitInterceptor implements MethodInterceptor {
 			return Flux.empty();
 		}
 		Publisher<?> publisher = (adapter != null) ? adapter.toPublisher(result) : (Publisher<?>) result;
-		return Flux.<Object>from(publisher)
+		Flux<Object> produced = Flux.from(publisher);
+		if (this.engine.settlesCosts(outcome)) {
+			produced = settlingCosts(produced, outcome, request, adapter == null || !adapter.isMultiValue());
+		}
+		return produced
 			.doOnError((ex) -> settleOutside(outcome, request, method, ex))
 			.doOnComplete(() -> settleOutside(outcome, request, method, null));
+	}
+
+	/**
+	 * Settle a cost known only once the result is complete ({@code #result}: a single-valued result's value, else
+	 * {@code null}), on a thread that may wait for the store, never holding the response back.
+	 */
+	private Flux<Object> settlingCosts(Flux<Object> produced, RateLimitOutcome outcome,
+			@Nullable RateLimitRequest request, boolean singleValued) {
+		AtomicReference<@Nullable Object> value = new AtomicReference<>();
+		return produced.doOnNext((element) -> {
+			if (singleValued) {
+				value.set(element);
+			}
+		}).doOnComplete(() -> Schedulers.boundedElastic()
+			.schedule(() -> this.engine.settleCosts(outcome, request, value.get())));
 	}
 
 	/** Outside of a request, what counts by outcome is settled from what the method did, once it is known. */

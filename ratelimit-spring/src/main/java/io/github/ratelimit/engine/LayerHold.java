@@ -69,6 +69,19 @@ final class LayerHold {
 		return false;
 	}
 
+	/** Whether an enforced policy's reservation is settled once the request was served. */
+	boolean settlesCosts() {
+		if (this.admission == null) {
+			return false;
+		}
+		for (PolicySpec spec : this.enforced) {
+			if (spec.hasSettle()) {
+				return true;
+			}
+		}
+		return false;
+	}
+
 	/**
 	 * Settle the reservation of each enforced policy whose cost is known once the request was served: what its settle
 	 * expression gives, over the result ({@code #result}) and the cost the handler reported ({@code #reported}, from

@@ -339,6 +339,28 @@ public final class RateLimitEngine {
 		return held.settle(() -> CountOn.statusOf(method, result, failure));
 	}
 
+	/**
+	 * Return whether an outcome holds a reservation that a cost known after the response settles (a policy with a
+	 * {@code settle} expression): what a non-blocking stack asks before it arranges to call {@link #settleCosts} off
+	 * its event loop.
+	 * @param outcome the method layer's outcome
+	 * @return whether {@link #settleCosts} has anything to do
+	 */
+	public boolean settlesCosts(RateLimitOutcome outcome) {
+		return outcome.held().settlesCosts();
+	}
+
+	/**
+	 * Settle the reservations of the policies whose cost is known once the method returned, as {@link #settle} does
+	 * for a method that did not throw; a call to the store, to be made where the thread may wait.
+	 * @param outcome the method layer's outcome
+	 * @param request the current request, or {@code null}
+	 * @param result what the method produced: its value, or a single-valued stream's element
+	 */
+	public void settleCosts(RateLimitOutcome outcome, @Nullable RateLimitRequest request, @Nullable Object result) {
+		outcome.held().settleCosts(result, reportedCosts(request));
+	}
+
 	@SuppressWarnings("unchecked")
 	private static Map<String, Long> reportedCosts(@Nullable RateLimitRequest request) {
 		Object costs = (request != null) ? request.getAttribute(RateLimitStatus.COSTS_ATTRIBUTE) : null;
