@@ -56,7 +56,7 @@ final class FixedWindow extends KeyState {
 	@Override
 	void charge(RateLimitPolicy policy, long at, long cost) {
 		if (this.start == at - Math.floorMod(at, policy.windowMillis())) {
-			this.count += cost;
+			this.count = Math.min(Long.MAX_VALUE / 4, this.count + Math.min(cost, Long.MAX_VALUE / 4));
 		}
 	}
 

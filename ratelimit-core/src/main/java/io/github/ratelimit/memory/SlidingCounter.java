@@ -112,11 +112,12 @@ final class SlidingCounter extends KeyState {
 	void charge(RateLimitPolicy policy, long at, long cost) {
 		long window = policy.windowMillis();
 		long start = at - Math.floorMod(at, window);
+		long extra = Math.min(cost, Long.MAX_VALUE / 4);
 		if (this.start == start) {
-			this.current += cost;
+			this.current = Math.min(Long.MAX_VALUE / 4, this.current + extra);
 		}
 		else if (this.start == start + window) {
-			this.previous += cost;
+			this.previous = Math.min(Long.MAX_VALUE / 4, this.previous + extra);
 		}
 	}
 

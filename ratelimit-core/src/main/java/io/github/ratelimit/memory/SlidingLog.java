@@ -130,8 +130,9 @@ final class SlidingLog extends KeyState {
 			int index = (this.head + i) % this.times.length;
 			long time = this.times[index];
 			if (time == at) {
-				this.costs[index] += cost;
-				this.sum += cost;
+				long extra = Math.min(cost, Long.MAX_VALUE / 4 - this.sum);
+				this.costs[index] += extra;
+				this.sum += extra;
 				return;
 			}
 			if (time < at) {

@@ -122,7 +122,9 @@ final class TokenBucket extends KeyState {
 		if (!this.fresh) {
 			long perToken = policy.unitsPerToken();
 			long capacity = policy.burst() * perToken;
-			this.units = unitsIn(perToken, capacity) - cost * perToken;
+			// Saturating: a debt past a quarter of the range is as good as endless, and must not wrap around.
+			long extra = (cost > (Long.MAX_VALUE / 4) / perToken) ? Long.MAX_VALUE / 4 : cost * perToken;
+			this.units = Math.max(-(Long.MAX_VALUE / 4), unitsIn(perToken, capacity) - extra);
 			this.perToken = perToken;
 			this.capacity = capacity;
 			this.expires = this.last + IntMath.ceilDiv(capacity - this.units, policy.unitsPerMilli());

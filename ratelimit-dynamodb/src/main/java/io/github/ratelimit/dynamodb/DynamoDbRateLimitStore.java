@@ -244,7 +244,8 @@ public final class DynamoDbRateLimitStore implements RateLimitStore {
 						Map.of(":extra", DynamoDbCalls.number(acquisition.cost())), deadline);
 			}
 			case TOKEN_BUCKET, LEAKY_BUCKET -> {
-				long need = acquisition.cost() * policy.unitsPerToken();
+				long need = (acquisition.cost() > (Long.MAX_VALUE / 8) / policy.unitsPerToken()) ? Long.MAX_VALUE / 8
+						: acquisition.cost() * policy.unitsPerToken();
 				long drained = now() + (policy.burst() * policy.unitsPerToken() + need + policy.unitsPerMilli() - 1)
 						/ policy.unitsPerMilli();
 				yield this.calls.update(this.keys.bucket(policy, acquisition.key()), "ADD #x :need SET #t = :ttl",

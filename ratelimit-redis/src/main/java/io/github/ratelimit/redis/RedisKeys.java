@@ -164,7 +164,8 @@ final class RedisKeys {
 	}
 
 	private static String suffix(Algorithm algorithm) {
-		// Names that no earlier state format used, so that no script meets state it cannot read.
+		// Names whose keys (with the parameters after them) no earlier state format used, so that no script meets
+		// state it cannot read.
 		return switch (algorithm) {
 			case FIXED -> "fx";
 			case SLIDING_COUNTER -> "swc";

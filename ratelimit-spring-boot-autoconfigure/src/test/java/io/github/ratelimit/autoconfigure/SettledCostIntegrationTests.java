@@ -1,5 +1,6 @@
 package io.github.ratelimit.autoconfigure;
 
+import io.github.ratelimit.Algorithm;
 import io.github.ratelimit.annotation.RateLimited;
 import io.github.ratelimit.web.RateLimitStatus;
 import org.junit.jupiter.api.Test;
@@ -12,6 +13,7 @@ import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
 
+import static org.assertj.core.api.Assertions.assertThat;
 import static org.springframework.test.web.servlet.request.MockMvcRequestBuilders.get;
 import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.status;
 
@@ -55,6 +57,15 @@ class SettledCostIntegrationTests {
 		});
 	}
 
+	@Test
+	void aSettledCostOnAWindowThatForgivesItsDebtFailsTheStartUpNamingTheWayOut() {
+		this.runner.withPropertyValues("ratelimit.policies.generate.algorithm=fixed")
+			.run((context) -> assertThat(context).hasFailed()
+				.getFailure()
+				.hasMessageContaining("'settle' needs an algorithm that keeps a debt until it is repaid")
+				.hasMessageContaining("not FIXED"));
+	}
+
 	@Configuration(proxyBeanMethods = false)
 	static class Controllers {
 
@@ -69,14 +80,16 @@ class SettledCostIntegrationTests {
 	static class GenerateController {
 
 		@GetMapping("/generate")
-		@RateLimited(name = "generate", limit = 10, window = "1h", cost = "5", settle = "#reported")
+		@RateLimited(name = "generate", algorithm = Algorithm.TOKEN_BUCKET, limit = 10, window = "1h", cost = "5",
+				settle = "#reported")
 		String generate(@RequestParam int tokens, RateLimitStatus status) {
 			status.settle("generate", tokens);
 			return "generated " + tokens;
 		}
 
 		@GetMapping("/exported")
-		@RateLimited(name = "exported", limit = 10, window = "1h", cost = "5", settle = "#result.length() < 0 ? 0 : #result.noSuchProperty")
+		@RateLimited(name = "exported", algorithm = Algorithm.SLIDING_LOG, limit = 10, window = "1h", cost = "5",
+				settle = "#result.length() < 0 ? 0 : #result.noSuchProperty")
 		String exported(@RequestParam int rows) {
 			return "rows " + rows;
 		}

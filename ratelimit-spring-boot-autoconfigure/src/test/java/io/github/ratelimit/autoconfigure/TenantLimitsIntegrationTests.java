@@ -128,16 +128,52 @@ class TenantLimitsIntegrationTests {
 	}
 
 	@Test
-	void invalidLimitsFromTheSourceFollowTheFailureModeInsteadOfFailingTheRequest() {
+	void invalidLimitsFromTheSourceAreDecidedUnderThePolicysOwnInsteadOfFailingTheRequest() {
 		WebTestSupport.webApplication().withUserConfiguration(Controllers.class)
 			.withBean(TenantLimitsSource.class, () -> (policy, tenant) -> TenantLimits.ofLimit(0))
-			.run((context) -> {
-				MockMvc mvc = WebTestSupport.mockMvc(context);
-				for (int i = 0; i < 5; i++) {
-					mvc.perform(get("/tenants/acme/reports")).andExpect(status().isOk())
-						.andExpect(header().doesNotExist("RateLimit-Limit"));
-				}
-			});
+			.run((context) -> assertAdmitsThenRejects(WebTestSupport.mockMvc(context), "acme", 2));
+	}
+
+	@Test
+	void aFloodOfUnknownTenantsNeverPassesUncountedWhileLookupsCannotKeepUp() throws Exception {
+		CountDownLatch release = new CountDownLatch(1);
+		TenantLimitsSource hanging = (policy, tenant) -> {
+			try {
+				release.await(30, TimeUnit.SECONDS);
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+			}
+			return null;
+		};
+		try {
+			WebTestSupport.webApplication().withUserConfiguration(Controllers.class)
+				.withBean(TenantLimitsSource.class, () -> hanging)
+				.withPropertyValues("ratelimit.tenants.timeout=20ms", "ratelimit.tenants.threads=1")
+				.run((context) -> {
+					MockMvc mvc = WebTestSupport.mockMvc(context);
+					// Failure mode allow: each tenant under the policy's own 2 a minute, never unlimited.
+					for (int i = 0; i < 2; i++) {
+						mvc.perform(get("/tenants/flooded/reports")).andExpect(status().isOk());
+					}
+					mvc.perform(get("/tenants/flooded/reports")).andExpect(status().isTooManyRequests());
+					mvc.perform(get("/tenants/" + "t".repeat(300) + "/reports")).andExpect(status().isOk());
+				});
+		}
+		finally {
+			release.countDown();
+		}
+	}
+
+	@Test
+	void aChangedWindowOfThePolicyKeepsEachTenantsVariantAtItsWindow() {
+		this.runner.withPropertyValues("management.endpoint.ratelimits.access=unrestricted").run((context) -> {
+			MockMvc mvc = WebTestSupport.mockMvc(context);
+			mvc.perform(get("/tenants/acme/reports")).andExpect(status().isOk());
+			context.getBean(io.github.ratelimit.engine.RuntimeChanges.class).change("reports", Map.of("window", "1h"));
+			mvc.perform(get("/tenants/acme/reports")).andExpect(status().isOk())
+				.andExpect(header().string("RateLimit-Limit", "3"));
+		});
 	}
 
 	@Test

@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import io.github.ratelimit.Algorithm;
 import io.github.ratelimit.annotation.RateLimited;
 import io.github.ratelimit.engine.InvalidRateLimitPolicyException;
 import io.github.ratelimit.web.RateLimitStatus;
@@ -253,7 +254,8 @@ class WebFluxIntegrationTests {
 		}
 
 		@GetMapping("/generate")
-		@RateLimited(name = "generate", limit = 10, window = "1h", cost = "5", settle = "#result.length()")
+		@RateLimited(name = "generate", algorithm = Algorithm.TOKEN_BUCKET, limit = 10, window = "1h", cost = "5",
+				settle = "#result.length()")
 		public Mono<String> generate() {
 			return Mono.just("x");
 		}

@@ -2,6 +2,7 @@ package io.github.ratelimit.webflux;
 
 import java.lang.reflect.Method;
 import java.util.List;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicReference;
 
 import io.github.ratelimit.annotation.RateLimited;
@@ -144,8 +145,14 @@ public final class ReactiveRateLimitInterceptor implements MethodInterceptor {
 			if (singleValued) {
 				value.set(element);
 			}
-		}).doOnComplete(() -> Schedulers.boundedElastic()
-			.schedule(() -> this.engine.settleCosts(outcome, request, value.get())));
+		}).doOnComplete(() -> {
+			try {
+				Schedulers.boundedElastic().schedule(() -> this.engine.settleCosts(outcome, request, value.get()));
+			}
+			catch (RejectedExecutionException ex) {
+				// The workers are saturated: the reservation stands, and the response goes out as it is.
+			}
+		});
 	}
 
 	/** Outside of a request, what counts by outcome is settled from what the method did, once it is known. */

@@ -133,6 +133,12 @@ final class PolicyParser {
 		Expression skipExpression = skip.isEmpty() ? null : parse(skip, "skip", name, where);
 		String settle = values.getOrDefault("settle", String.class, "").trim();
 		Expression settleExpression = settle.isEmpty() ? null : parse(settle, "settle", name, where);
+		if (settleExpression != null && !carriesDebt(algorithm)) {
+			throw invalid(name, where, "'settle' needs an algorithm that keeps a debt until it is repaid: "
+					+ "TOKEN_BUCKET, LEAKY_BUCKET or SLIDING_LOG, not " + algorithm + " (a window forgives what it held "
+					+ "beyond its limit when it ends, so a cost settled after the response could exceed the limit "
+					+ "every window)" + values.fromProperty("'algorithm'"));
+		}
 		String tenantExpression = values.getOrDefault("tenant", String.class, "").trim();
 		KeySource tenant = tenantExpression.isEmpty() ? null
 				: keySource(tenantExpression, name, where, parameterNames, parameterTypes);
@@ -299,6 +305,11 @@ final class PolicyParser {
 			throw invalid(name, where, "'" + attribute + "' is not a valid SpEL expression '" + expression + "': "
 					+ ex.getMessage(), ex);
 		}
+	}
+
+	/** Whether an algorithm keeps what a request took beyond the limit until it is repaid (see RateLimitStore#charge). */
+	static boolean carriesDebt(Algorithm algorithm) {
+		return algorithm.isBucket() || algorithm == Algorithm.SLIDING_LOG;
 	}
 
 	/** The method of an annotation's declaration, or the property of a configured one. */

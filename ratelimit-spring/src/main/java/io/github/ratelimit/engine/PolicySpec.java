@@ -75,6 +75,9 @@ public final class PolicySpec {
 	/** What the request really cost, over its result, or {@code null} if the reservation is the cost. */
 	private final @Nullable Expression settle;
 
+	/** The most a request is settled to. */
+	static final long MAX_SETTLED_COST = Integer.MAX_VALUE;
+
 	/** Logs a settle expression's failure once per policy. */
 	private final AtomicBoolean settleFailureLogged = new AtomicBoolean();
 
@@ -225,8 +228,9 @@ public final class PolicySpec {
 			return -1; // nothing to settle to (a handler that reported nothing): the reservation stands
 		}
 		if (value instanceof Number number && number.doubleValue() >= 0 && number.doubleValue() == Math.floor(
-				number.doubleValue()) && number.doubleValue() <= Long.MAX_VALUE / 4) {
-			return number.longValue();
+				number.doubleValue())) {
+			// Bounded, so that no store's arithmetic overflows: more than this is a debt nobody repays anyway.
+			return Math.min(MAX_SETTLED_COST, number.longValue());
 		}
 		warnSettle("yielded " + value + ", not a whole number of at least 0", null);
 		return -1;

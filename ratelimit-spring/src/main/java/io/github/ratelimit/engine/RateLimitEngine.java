@@ -1,7 +1,6 @@
 package io.github.ratelimit.engine;
 
 import java.lang.reflect.Method;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
@@ -16,6 +15,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
 
 import io.github.ratelimit.Decision;
+import io.github.ratelimit.FailureMode;
 import io.github.ratelimit.PolicyMode;
 import io.github.ratelimit.RateLimitPolicy;
 import io.github.ratelimit.limiter.Admission;
@@ -95,11 +95,8 @@ public final class RateLimitEngine {
 
 	private final AtomicLong tenantFailureLoggedAt = new AtomicLong(System.nanoTime() - WARN_INTERVAL_NANOS);
 
-	/** What a tenant lookup that failed under a policy that fails open gives: the policy lets the request pass. */
-	private static final RateLimitPolicy UNCOUNTED = RateLimitPolicy.builder("uncounted")
-		.limit(1)
-		.window(Duration.ofSeconds(1))
-		.build();
+	/** The longest tenant looked up: a longer one is no tenant a source could know. */
+	private static final int MAX_TENANT_LENGTH = 256;
 
 	private RateLimitEngine(Builder builder) {
 		this.catalog = builder.catalog;
@@ -543,10 +540,10 @@ public final class RateLimitEngine {
 
 	/**
 	 * Look up the limits of the request's tenant for each policy of the layer that has a tenant expression: by
-	 * index, the tenant's policy, {@code null} for the policy's own, or {@link #UNCOUNTED}. {@code null} if no policy
-	 * of the layer has a tenant for this request. A lookup that fails or times out follows the policy's failure mode:
-	 * {@code allow} lets the request pass uncounted by that policy, {@code local} decides it under the policy's own
-	 * limits, {@code deny} fails the stage with a 503.
+	 * index, the tenant's policy, or {@code null} for the policy's own. {@code null} if no policy of the layer has a
+	 * tenant for this request. A lookup that fails or times out follows the policy's failure mode: {@code allow} and
+	 * {@code local} decide the request under the policy's own limits (never uncounted: a client naming new tenants
+	 * faster than they can be looked up must not pass unlimited), {@code deny} fails the stage with a 503.
 	 */
 	private @Nullable CompletableFuture<@Nullable RateLimitPolicy[]> tenantPolicies(PolicySpec[] specs,
 			RequestScope scope) {
@@ -558,8 +555,8 @@ public final class RateLimitEngine {
 		for (int i = 0; i < specs.length; i++) {
 			PolicySpec spec = specs[i];
 			String tenant = spec.hasTenant() ? spec.tenant(scope) : null;
-			if (tenant == null) {
-				continue;
+			if (tenant == null || tenant.length() > MAX_TENANT_LENGTH) {
+				continue; // no tenant, or none a source could know: the policy's own limits
 			}
 			if (lookups == null) {
 				lookups = new CompletableFuture<?>[specs.length];
@@ -587,9 +584,13 @@ public final class RateLimitEngine {
 		String problem;
 		if (failure == null && resolved != null) {
 			try {
-				RateLimitPolicy policy = resolved.policy(spec.policy(), tenant);
+				RateLimitPolicy policy = resolved.policy(spec.policy(), spec.declaredPolicy(), tenant);
 				if (policy != null) {
 					this.catalog.checkSupported(policy);
+					if (spec.hasSettle() && !PolicyParser.carriesDebt(policy.algorithm())) {
+						throw new IllegalArgumentException("a policy that settles its cost after the response needs "
+								+ "an algorithm that keeps a debt, not " + policy.algorithm());
+					}
 				}
 				return policy;
 			}
@@ -605,12 +606,11 @@ public final class RateLimitEngine {
 		RateLimitPolicy policy = spec.policy();
 		warnOfFailure(this.tenantFailureLoggedAt, "The limits of a tenant of rate limit policy '" + policy.name()
 				+ "' are unknown: the tenant limits source " + problem + "; failure mode " + policy.failureMode());
-		return switch (policy.failureMode()) {
-			case ALLOW -> UNCOUNTED;
-			case LOCAL -> null;
-			case DENY -> throw new RateLimitUnavailableException(policy, new Decision(false, policy.capacity(), 0, 0,
-					1_000, Decision.Origin.FAIL_CLOSED));
-		};
+		if (policy.failureMode() == FailureMode.DENY) {
+			throw new RateLimitUnavailableException(policy, new Decision(false, policy.capacity(), 0, 0, 1_000,
+					Decision.Origin.FAIL_CLOSED));
+		}
+		return null;
 	}
 
 	private CompletionStage<RateLimitOutcome> decidePlanAsync(LayerPlan plan, @Nullable RateLimitRequest request) {
@@ -654,7 +654,7 @@ public final class RateLimitEngine {
 		for (int i = 0; i < specs.length; i++) {
 			PolicySpec spec = specs[i];
 			RateLimitPolicy tenantPolicy = (tenantPolicies != null) ? tenantPolicies[i] : null;
-			if (tenantPolicy == UNCOUNTED || !spec.isEnabled()
+			if (!spec.isEnabled()
 					|| ((key != null) ? isExemptKey(key, scope) : isExempt(spec, scope))
 					|| spec.skips(scope) || (earlier != null && earlier.decided(spec.policy().name()))) {
 				continue;

@@ -24,8 +24,9 @@ import org.springframework.cache.Cache;
  * costs one lookup per expiry; {@link #evict} drops a tenant's answers at once when its limits change.
  * <p>
  * A tenant comes from the request, so a client may name tenants that do not exist: each costs a lookup, at most as
- * many at once as the pool and its queue hold (the others follow the policy's failure mode at once), and one cache
- * entry; only tenants the source gives limits of their own count apart.
+ * many at once as the pool and its queue hold (the others are decided at once under the policy's own limits, or
+ * answered 503 under failure mode {@code deny}), and one cache entry; only tenants the source gives limits of their
+ * own count apart. A tenant longer than 256 characters is not looked up.
  *
  * @since 0.3.0
  */
@@ -88,7 +89,10 @@ public final class RateLimitTenants implements AutoCloseable {
 	 */
 	public void evict(String tenant) {
 		for (String policy : this.policies) {
-			this.cache.evict(cacheKey(policy, tenant));
+			String key = cacheKey(policy, tenant);
+			// A lookup under way may have read the old limits: its answer is not kept.
+			this.pending.remove(key);
+			this.cache.evict(key);
 		}
 	}
 
@@ -146,8 +150,7 @@ public final class RateLimitTenants implements AutoCloseable {
 			lookup.completeExceptionally(ex);
 		}
 		lookup.whenComplete((resolved, failure) -> {
-			this.pending.remove(key, lookup);
-			if (resolved != null) {
+			if (this.pending.remove(key, lookup) && resolved != null) {
 				this.cache.put(key, resolved);
 			}
 		});
@@ -178,15 +181,17 @@ public final class RateLimitTenants implements AutoCloseable {
 
 		/**
 		 * The policy under the tenant's limits, or {@code null} for the policy's own.
+		 * @param base the policy as it counts now
+		 * @param declared the policy as declared, whose window and algorithm the tenant's variant keeps its state by
 		 * @throws IllegalArgumentException if the tenant's limits are invalid
 		 */
-		@Nullable RateLimitPolicy policy(RateLimitPolicy base, String tenant) {
+		@Nullable RateLimitPolicy policy(RateLimitPolicy base, RateLimitPolicy declared, String tenant) {
 			if (this.limits.isDefault()) {
 				return null;
 			}
 			Built built = this.built;
 			if (built == null || built.base != base) {
-				built = new Built(base, this.limits.applyTo(base, tenant));
+				built = new Built(base, this.limits.applyTo(base, declared, tenant));
 				this.built = built;
 			}
 			return built.policy;

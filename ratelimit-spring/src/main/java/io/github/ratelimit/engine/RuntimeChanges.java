@@ -133,20 +133,21 @@ public final class RuntimeChanges implements SmartLifecycle {
 		if (shared == null) {
 			return;
 		}
-		Map<String, Map<String, String>> kept;
-		try {
-			kept = shared.readAll();
-			this.storeFailureLogged = false;
-		}
-		catch (RuntimeException ex) {
-			if (!this.storeFailureLogged) {
-				this.storeFailureLogged = true;
-				logger.warn("Could not read the rate limit policies' changes from the store (" + ex.getMessage()
-						+ "); keeping those known until it answers (logged once until it does)");
-			}
-			return;
-		}
+		// Read and applied under the lock, so that a change made here meanwhile is never undone by an older read.
 		synchronized (this) {
+			Map<String, Map<String, String>> kept;
+			try {
+				kept = shared.readAll();
+				this.storeFailureLogged = false;
+			}
+			catch (RuntimeException ex) {
+				if (!this.storeFailureLogged) {
+					this.storeFailureLogged = true;
+					logger.warn("Could not read the rate limit policies' changes from the store (" + ex.getMessage()
+							+ "); keeping those known until it answers (logged once until it does)");
+				}
+				return;
+			}
 			Set<String> names = new HashSet<>(this.operators.keySet());
 			names.addAll(kept.keySet());
 			for (String name : names) {

@@ -107,10 +107,11 @@ public final class TenantLimits {
 	/**
 	 * The policy as the tenant has it: a variant of its own, named after the tenant, so that it counts apart from
 	 * every other tenant's and from the policy's; and after the window and algorithm too when they differ from the
-	 * policy's, since a name and variant keeps one window and algorithm in a store.
+	 * policy's as declared, since a name and variant keeps one window and algorithm in a store (a change of the
+	 * policy's window at run time must not give a tenant's variant another window).
 	 * @throws IllegalArgumentException if the limits are invalid (a limit of 0, a window too short)
 	 */
-	RateLimitPolicy applyTo(RateLimitPolicy policy, String tenant) {
+	RateLimitPolicy applyTo(RateLimitPolicy policy, RateLimitPolicy declared, String tenant) {
 		long limit = (this.limit != null) ? this.limit : policy.limit();
 		Duration window = (this.window != null) ? this.window : policy.window();
 		Algorithm algorithm = (this.algorithm != null) ? this.algorithm : policy.algorithm();
@@ -124,7 +125,7 @@ public final class TenantLimits {
 			.algorithm(algorithm)
 			.mode((this.mode != null) ? this.mode : policy.mode())
 			.build();
-		return PolicyVariants.keepingState(tenants, policy.toBuilder().variant("tenant=" + tenant).build());
+		return PolicyVariants.keepingState(tenants, declared.toBuilder().variant("tenant=" + tenant).build());
 	}
 
 	@Override

@@ -10,8 +10,8 @@ import org.jspecify.annotations.Nullable;
  * its own apart from every other.
  * <p>
  * It is called on a thread of its own, never on a request's: a lookup that fails, or takes longer than
- * {@code ratelimit.tenants.timeout}, follows the policy's failure mode ({@code allow}: the request passes uncounted by
- * that policy; {@code local}: the policy's own limits; {@code deny}: 503), and is asked again on a later request.
+ * {@code ratelimit.tenants.timeout}, follows the policy's failure mode ({@code allow} and {@code local}: the policy's
+ * own limits; {@code deny}: 503), and is asked again on a later request.
  *
  * @since 0.3.0
  */

@@ -1,5 +1,6 @@
 package io.github.ratelimit.sample;
 
+import io.github.ratelimit.Algorithm;
 import io.github.ratelimit.annotation.RateLimited;
 
 import org.springframework.http.HttpStatus;
@@ -10,10 +11,10 @@ import org.springframework.web.bind.annotation.RestController;
 import org.springframework.web.server.ResponseStatusException;
 
 /**
- * Exports rows, limited by the rows exported: 1,000 a minute per client IP. How many rows an export yields is known
- * only once it has run, so each request reserves 100 and is settled to the rows it exported: a small export gives
- * back the rest, a large one takes the extra, and a client that exported more than its share waits until the debt is
- * repaid.
+ * Exports rows, limited by the rows exported: 1,000 a minute per client IP, a token bucket. How many rows an export
+ * yields is known only once it has run, so each request reserves 100 and is settled to the rows it exported: a small
+ * export gives back the rest, a large one takes the extra, and a client that exported more than its share waits
+ * until the refill has repaid the debt.
  */
 @RestController
 @RequestMapping("/api/v1")
@@ -22,7 +23,8 @@ class ExportController {
 	private static final int MAX_ROWS = 5_000;
 
 	@GetMapping("/exports")
-	@RateLimited(name = "exports", limit = 1_000, window = "1m", cost = "100", settle = "#result.rows()",
+	@RateLimited(name = "exports", algorithm = Algorithm.TOKEN_BUCKET, limit = 1_000, window = "1m", cost = "100",
+			settle = "#result.rows()",
 			description = "Rows exported per client IP: 100 reserved per request, settled to the rows exported")
 	Export export(@RequestParam(defaultValue = "10") int rows) {
 		if (rows < 0 || rows > MAX_ROWS) {
