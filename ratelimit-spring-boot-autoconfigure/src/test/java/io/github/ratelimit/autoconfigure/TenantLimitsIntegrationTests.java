@@ -58,6 +58,21 @@ class TenantLimitsIntegrationTests {
 	}
 
 	@Test
+	void tenantsWithLimitsOfTheirOwnNeverShareACounterEvenUnderOneKey() {
+		this.runner.run((context) -> {
+			MockMvc mvc = WebTestSupport.mockMvc(context);
+			for (int i = 0; i < 3; i++) {
+				mvc.perform(get("/tenants/acme/shared")).andExpect(status().isOk());
+			}
+			mvc.perform(get("/tenants/acme/shared")).andExpect(status().isTooManyRequests());
+			for (int i = 0; i < 6; i++) {
+				mvc.perform(get("/tenants/globex/shared")).andExpect(status().isOk());
+			}
+			mvc.perform(get("/tenants/globex/shared")).andExpect(status().isTooManyRequests());
+		});
+	}
+
+	@Test
 	void aChangedLimitAppliesOnTheTenantsNextRequestOnceEvictedWithItsCountCarriedOver() {
 		this.runner.run((context) -> {
 			MockMvc mvc = WebTestSupport.mockMvc(context);
@@ -210,6 +225,12 @@ class TenantLimitsIntegrationTests {
 
 	@RestController
 	static class ReportsController {
+
+		@GetMapping("/tenants/{tenant}/shared")
+		@RateLimited(name = "shared-key", limit = 2, window = "1m", key = "'everyone'", tenant = "#tenant")
+		String shared(@PathVariable String tenant) {
+			return "shared by " + tenant;
+		}
 
 		@GetMapping("/tenants/{tenant}/reports")
 		@RateLimited(name = "reports", limit = 2, window = "1m", key = "#tenant", tenant = "#tenant")
