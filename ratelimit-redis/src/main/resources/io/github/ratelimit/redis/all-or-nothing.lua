@@ -69,25 +69,37 @@ local function fixed_take(key, cost, limit, window)
   return 1, limit - count - cost, reset, 0, reset, t
 end
 
-local function fixed_refund(key, cost, window, at)
+-- Refunds and charges (see 'refund' and 'charge' above) change the admission's count by change(count), if its window
+-- still holds it.
+local function fixed_settle(key, window, at, change)
   local field = string.format('%.0f', at - at % window)
   local count = redis.call('HGET', key, field)
   if count then
-    redis.call('HINCRBY', key, field, -math.min(cost, tonumber(count)))
+    redis.call('HINCRBY', key, field, change(tonumber(count)))
   end
+end
+
+-- A bucket's state in the units of this configuration: what was used kept in whole tokens under another limit or burst.
+local function bucket_state(key, burst, per_token)
+  local state = redis.call('GET', key)
+  if not (state and #state == 40) then
+    return nil
+  end
+  local units, last, expires, counted_per_token, counted_capacity = struct.unpack('ddddd', state)
+  local capacity = burst * per_token
+  if counted_per_token ~= per_token or counted_capacity ~= capacity then
+    units = math.max(0, capacity - math.ceil((counted_capacity - units) / counted_per_token) * per_token)
+  end
+  return units, last, expires, capacity
 end
 
 local function bucket_take(key, cost, burst, per_token, per_ms)
   local capacity = burst * per_token
-  local t, units, expires = now, capacity, 0
-  local state = redis.call('GET', key)
-  if state and #state == 40 then
-    local last, counted_per_token, counted_capacity
-    units, last, expires, counted_per_token, counted_capacity = struct.unpack('ddddd', state)
-    if counted_per_token ~= per_token or counted_capacity ~= capacity then
-      -- A changed limit or burst keeps what was used, in whole tokens, clamped to the burst.
-      units = math.max(0, capacity - math.ceil((counted_capacity - units) / counted_per_token) * per_token)
-    end
+  local t = now
+  local units, last, expires = bucket_state(key, burst, per_token)
+  if not units then
+    units, expires = capacity, 0
+  else
     if t < last then
       t = last
     end
@@ -123,15 +135,26 @@ end
 local function bucket_refund(key, cost, burst, per_token)
   -- Tokens given back at the last admission's time are as good as never taken; the bucket never overfills, and a
   -- fuller bucket is full sooner, so the expiry it has is long enough.
-  local state = redis.call('GET', key)
-  if state and #state == 40 then
-    local units, last, expires, counted_per_token, counted_capacity = struct.unpack('ddddd', state)
-    local capacity = burst * per_token
-    if counted_per_token ~= per_token or counted_capacity ~= capacity then
-      units = math.max(0, capacity - math.ceil((counted_capacity - units) / counted_per_token) * per_token)
-    end
+  local units, last, expires, capacity = bucket_state(key, burst, per_token)
+  if units then
     units = math.min(capacity, units + cost * per_token)
     redis.call('SET', key, struct.pack('ddddd', units, last, expires, per_token, capacity), 'KEEPTTL')
+  end
+end
+
+local function bucket_charge(key, cost, burst, per_token, per_ms)
+  -- Below empty: the refill repays the debt, and the key lives until it is full again.
+  local units, last, expires, capacity = bucket_state(key, burst, per_token)
+  if units then
+    units = units - cost * per_token
+    local full = last + math.ceil((capacity - units) / per_ms)
+    if full <= expires then
+      redis.call('SET', key, struct.pack('ddddd', units, last, expires, per_token, capacity), 'KEEPTTL')
+    else
+      expires = full + math.ceil(capacity / per_ms)
+      redis.call('SET', key, struct.pack('ddddd', units, last, expires, per_token, capacity), 'PX',
+        math.max(expires - now, least_ttl))
+    end
   end
 end
 
@@ -190,15 +213,15 @@ local function counter_take(key, cost, limit, window)
   return 0, remaining, reset, retry, counter_next_unit(limit, window, elapsed, current, previous, remaining), t
 end
 
-local function counter_refund(key, cost, window, at)
+local function counter_settle(key, window, at, change)
   local state = redis.call('GET', key)
   if state and #state == 24 then
     local current, previous, last = struct.unpack('ddd', state)
     local stored_start, at_start = last - last % window, at - at % window
     if stored_start == at_start then
-      current = current - math.min(cost, current)
+      current = current + change(current)
     elseif stored_start == at_start + window then
-      previous = previous - math.min(cost, previous)
+      previous = previous + change(previous)
     else
       return
     end
@@ -335,8 +358,8 @@ local function log_take(log, summary, cost, limit, window)
   end
 end
 
-local function log_refund(log, summary, cost, at)
-  -- Refunds are of recent admissions: search from the newest entry. An entry left at 0 units is harmless.
+local function log_settle(log, summary, at, change)
+  -- Of recent admissions: search from the newest entry. An entry left at 0 units is harmless.
   local state = redis.call('GET', summary)
   if not (state and #state == 40) then
     return
@@ -350,84 +373,11 @@ local function log_refund(log, summary, cost, at)
       local time = tonumber(chunk[j])
       if time == at then
         local units = tonumber(chunk[j + 1])
-        local back = math.min(cost, units)
-        redis.call('LSET', log, low + j, units - back)
-        sum = sum - back
+        local delta = change(units)
+        redis.call('LSET', log, low + j, units + delta)
+        sum = sum + delta
         if time == newest then
-          newest_cost = newest_cost - back
-        end
-        redis.call('SET', summary, struct.pack('ddddd', sum, oldest, newest, newest_cost, expires), 'KEEPTTL')
-        return
-      elseif time < at then
-        return
-      end
-    end
-    high = low - 1
-  end
-end
-
-local function fixed_charge(key, cost, window, at)
-  local field = string.format('%.0f', at - at % window)
-  if redis.call('HEXISTS', key, field) == 1 then
-    redis.call('HINCRBY', key, field, cost)
-  end
-end
-
-local function bucket_charge(key, cost, burst, per_token, per_ms)
-  local state = redis.call('GET', key)
-  if state and #state == 40 then
-    local units, last, expires, counted_per_token, counted_capacity = struct.unpack('ddddd', state)
-    local capacity = burst * per_token
-    if counted_per_token ~= per_token or counted_capacity ~= capacity then
-      units = math.max(0, capacity - math.ceil((counted_capacity - units) / counted_per_token) * per_token)
-    end
-    -- Below empty: the refill repays the debt, and the key lives until it is full again.
-    units = units - cost * per_token
-    local full = last + math.ceil((capacity - units) / per_ms)
-    if full <= expires then
-      redis.call('SET', key, struct.pack('ddddd', units, last, expires, per_token, capacity), 'KEEPTTL')
-    else
-      expires = full + math.ceil(capacity / per_ms)
-      redis.call('SET', key, struct.pack('ddddd', units, last, expires, per_token, capacity), 'PX',
-        math.max(expires - now, least_ttl))
-    end
-  end
-end
-
-local function counter_charge(key, cost, window, at)
-  local state = redis.call('GET', key)
-  if state and #state == 24 then
-    local current, previous, last = struct.unpack('ddd', state)
-    local stored_start, at_start = last - last % window, at - at % window
-    if stored_start == at_start then
-      current = current + cost
-    elseif stored_start == at_start + window then
-      previous = previous + cost
-    else
-      return
-    end
-    redis.call('SET', key, struct.pack('ddd', current, previous, last), 'KEEPTTL')
-  end
-end
-
-local function log_charge(log, summary, cost, at)
-  -- The admission's entry weighs what it really cost, and leaves the window when it would have.
-  local state = redis.call('GET', summary)
-  if not (state and #state == 40) then
-    return
-  end
-  local sum, oldest, newest, newest_cost, expires = struct.unpack('ddddd', state)
-  local high = redis.call('LLEN', log) - 1
-  while high > 0 do
-    local low = math.max(0, high - 127)
-    local chunk = redis.call('LRANGE', log, low, high)
-    for j = #chunk - 1, 1, -2 do
-      local time = tonumber(chunk[j])
-      if time == at then
-        redis.call('LSET', log, low + j, tonumber(chunk[j + 1]) + cost)
-        sum = sum + cost
-        if time == newest then
-          newest_cost = newest_cost + cost
+          newest_cost = newest_cost + delta
         end
         redis.call('SET', summary, struct.pack('ddddd', sum, oldest, newest, newest_cost, expires), 'KEEPTTL')
         return
@@ -441,41 +391,38 @@ end
 
 local entries = (#ARGV - 3) / 8
 
-local function refund(e, k, at)
+-- Give back (refund: never more than the admission's window holds) or take more (charge: whatever is left).
+local function settle(e, k, at, charging)
   local base = 3 + 8 * (e - 1)
   local algorithm, cost = ARGV[base + 1], tonumber(ARGV[base + 7])
   local window = tonumber(ARGV[base + 3])
-  if algorithm == 'f' then
-    fixed_refund(KEYS[k], cost, window, at)
-  elseif algorithm == 'b' then
-    bucket_refund(KEYS[k], cost, tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]))
-  elseif algorithm == 'c' then
-    counter_refund(KEYS[k], cost, window, at)
-  else
-    log_refund(KEYS[k], KEYS[k + 1], cost, at)
+  local function change(held)
+    if charging then
+      return cost
+    end
+    return -math.min(cost, held)
   end
-end
-
-local function charge(e, k, at)
-  local base = 3 + 8 * (e - 1)
-  local algorithm, cost = ARGV[base + 1], tonumber(ARGV[base + 7])
-  local window = tonumber(ARGV[base + 3])
   if algorithm == 'f' then
-    fixed_charge(KEYS[k], cost, window, at)
+    fixed_settle(KEYS[k], window, at, change)
   elseif algorithm == 'b' then
-    bucket_charge(KEYS[k], cost, tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]))
+    local burst, per_token = tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5])
+    if charging then
+      bucket_charge(KEYS[k], cost, burst, per_token, tonumber(ARGV[base + 6]))
+    else
+      bucket_refund(KEYS[k], cost, burst, per_token)
+    end
   elseif algorithm == 'c' then
-    counter_charge(KEYS[k], cost, window, at)
+    counter_settle(KEYS[k], window, at, change)
   else
-    log_charge(KEYS[k], KEYS[k + 1], cost, at)
+    log_settle(KEYS[k], KEYS[k + 1], at, change)
   end
 end
 
 if ARGV[1] == 'refund' or ARGV[1] == 'charge' then
-  local settle = (ARGV[1] == 'refund') and refund or charge
+  local charging = ARGV[1] == 'charge'
   local k = 1
   for e = 1, entries do
-    settle(e, k, tonumber(ARGV[3 + 8 * e]))
+    settle(e, k, tonumber(ARGV[3 + 8 * e]), charging)
     if ARGV[3 + 8 * (e - 1) + 1] == 'l' then
       k = k + 2
     else
@@ -519,7 +466,7 @@ end
 if not all_allowed then
   for a = 1, #admitted do
     local entry = admitted[a]
-    refund(entry[1], entry[2], entry[3])
+    settle(entry[1], entry[2], entry[3], false)
     result[entry[4]] = result[entry[4]] + entry[5]
   end
 end

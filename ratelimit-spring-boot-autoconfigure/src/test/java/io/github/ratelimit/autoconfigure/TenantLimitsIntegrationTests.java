@@ -113,15 +113,7 @@ class TenantLimitsIntegrationTests {
 	@Test
 	void aLookupThatHangsAnswersByTheFailureModeWithinTheTimeout() throws Exception {
 		CountDownLatch release = new CountDownLatch(1);
-		TenantLimitsSource hanging = (policy, tenant) -> {
-			try {
-				release.await(30, TimeUnit.SECONDS);
-			}
-			catch (InterruptedException ex) {
-				Thread.currentThread().interrupt();
-			}
-			return TenantLimits.ofLimit(1);
-		};
+		TenantLimitsSource hanging = hangingUntil(release, TenantLimits.ofLimit(1));
 		try {
 			WebTestSupport.webApplication().withUserConfiguration(Controllers.class)
 				.withBean(TenantLimitsSource.class, () -> hanging)
@@ -152,15 +144,7 @@ class TenantLimitsIntegrationTests {
 	@Test
 	void aFloodOfUnknownTenantsNeverPassesUncountedWhileLookupsCannotKeepUp() throws Exception {
 		CountDownLatch release = new CountDownLatch(1);
-		TenantLimitsSource hanging = (policy, tenant) -> {
-			try {
-				release.await(30, TimeUnit.SECONDS);
-			}
-			catch (InterruptedException ex) {
-				Thread.currentThread().interrupt();
-			}
-			return null;
-		};
+		TenantLimitsSource hanging = hangingUntil(release, null);
 		try {
 			WebTestSupport.webApplication().withUserConfiguration(Controllers.class)
 				.withBean(TenantLimitsSource.class, () -> hanging)
@@ -203,6 +187,19 @@ class TenantLimitsIntegrationTests {
 		WebTestSupport.webApplication()
 			.withUserConfiguration(Controllers.class)
 			.run((context) -> assertThat(context).doesNotHaveBean(RateLimitTenants.class));
+	}
+
+	/** A source whose lookups answer only once released (a database that hangs). */
+	private static TenantLimitsSource hangingUntil(CountDownLatch release, TenantLimits answer) {
+		return (policy, tenant) -> {
+			try {
+				release.await(30, TimeUnit.SECONDS);
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+			}
+			return answer;
+		};
 	}
 
 	private static void assertAdmitsThenRejects(MockMvc mvc, String tenant, int limit) throws Exception {

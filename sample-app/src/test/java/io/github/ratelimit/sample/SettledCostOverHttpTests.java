@@ -4,15 +4,12 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.time.Instant;
 
-import io.github.ratelimit.TimeSource;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.test.context.SpringBootTest;
-import org.springframework.boot.test.context.TestConfiguration;
 import org.springframework.boot.test.web.server.LocalServerPort;
-import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Import;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -20,6 +17,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * {@code /api/v1/exports} over real HTTP: 1,000 rows a minute, each request reserving 100 and settled to the rows it
  * exported, so that small exports give back what they did not use and a large one leaves the client in debt.
  */
+@Import(SampleApplicationTests.StillClock.class)
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
 		properties = { "spring.data.redis.port=" + SampleApplicationTests.NO_REDIS, "ratelimit.filters.edge.enabled=false",
 				"ratelimit.client-ip.trusted-proxies=127.0.0.1/32" })
@@ -29,15 +27,6 @@ class SettledCostOverHttpTests {
 
 	@LocalServerPort
 	private int port;
-
-	@TestConfiguration(proxyBeanMethods = false)
-	static class StillClock {
-
-		@Bean
-		TimeSource rateLimitTimeSource() {
-			long tenSecondsIntoAMinute = Instant.parse("2030-01-01T00:00:10Z").toEpochMilli();
-			return () -> tenSecondsIntoAMinute;
-		}
 
 	}
 

@@ -4,16 +4,12 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.time.Instant;
 
-import io.github.ratelimit.TimeSource;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.test.context.SpringBootTest;
-import org.springframework.boot.test.context.TestConfiguration;
 import org.springframework.boot.test.web.server.LocalServerPort;
-import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Import;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -28,19 +24,10 @@ class TenantsOverHttpTests {
 	private static final HttpClient client = HttpClient.newHttpClient();
 
 	/** The limiter's clock held still ten seconds into a minute, so that no window ends during a test. */
-	@TestConfiguration(proxyBeanMethods = false)
-	static class StillClock {
-
-		@Bean
-		TimeSource rateLimitTimeSource() {
-			long tenSecondsIntoAMinute = Instant.parse("2030-01-01T00:00:10Z").toEpochMilli();
-			return () -> tenSecondsIntoAMinute;
-		}
-
 	}
 
 	@Nested
-	@Import(StillClock.class)
+	@Import(SampleApplicationTests.StillClock.class)
 	@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
 			properties = { "spring.data.redis.port=" + SampleApplicationTests.NO_REDIS,
 					"sample.admin-token=s3cret-admin-token" })
@@ -89,7 +76,7 @@ class TenantsOverHttpTests {
 	}
 
 	@Nested
-	@Import(StillClock.class)
+	@Import(SampleApplicationTests.StillClock.class)
 	@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
 			properties = "spring.data.redis.port=" + SampleApplicationTests.NO_REDIS)
 	class WithoutAnAdminToken {
