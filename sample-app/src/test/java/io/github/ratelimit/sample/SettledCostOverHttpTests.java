@@ -14,7 +14,7 @@ import org.springframework.context.annotation.Import;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * {@code /api/v1/exports} over real HTTP: 1,000 rows a minute, each request reserving 100 and settled to the rows it
+ * {@code /api/v1/exports} over real HTTP: 1,000 rows a minute (a token bucket), each request reserving 100 and settled to the rows it
  * exported, so that small exports give back what they did not use and a large one leaves the client in debt.
  */
 @Import(SampleApplicationTests.StillClock.class)
@@ -28,8 +28,6 @@ class SettledCostOverHttpTests {
 	@LocalServerPort
 	private int port;
 
-	}
-
 	@Test
 	void smallExportsGiveBackWhatTheyReservedAndALargeOneLeavesTheClientInDebt() throws Exception {
 		for (int i = 0; i < 20; i++) {
@@ -40,7 +38,7 @@ class SettledCostOverHttpTests {
 		assertThat(large.statusCode()).as("served, whatever it turns out to cost").isEqualTo(200);
 		assertThat(large.body()).contains("\"rows\":4000");
 		HttpResponse<String> inDebt = export(1, "198.51.100.1");
-		assertThat(inDebt.statusCode()).as("4,200 of 1,000 used: in debt until the window ends").isEqualTo(429);
+		assertThat(inDebt.statusCode()).as("4,200 of 1,000 used: in debt until the refill repays it").isEqualTo(429);
 		assertThat(export(1, "198.51.100.2").statusCode()).as("another client owes nothing").isEqualTo(200);
 	}
 

@@ -17,14 +17,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * Limits per tenant from the sample's tenants table, over real HTTP: {@code /api/v1/tenants/{tenant}/reports} at each
  * tenant's own limit per minute (acme 3, globex 6, others the policy's 2), and {@code PUT /admin/tenants/{tenant}}
- * changing a limit for the tenant's next request, its count carried over, only with the admin token.
+ * changing a limit for the tenant's next request, its count carried over, only with the admin token. The limiter's
+ * clock is held still ten seconds into a minute, so that no window ends during a test.
  */
 class TenantsOverHttpTests {
 
 	private static final HttpClient client = HttpClient.newHttpClient();
-
-	/** The limiter's clock held still ten seconds into a minute, so that no window ends during a test. */
-	}
 
 	@Nested
 	@Import(SampleApplicationTests.StillClock.class)
