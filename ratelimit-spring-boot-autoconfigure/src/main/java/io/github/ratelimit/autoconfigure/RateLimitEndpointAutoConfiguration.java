@@ -1,5 +1,6 @@
 package io.github.ratelimit.autoconfigure;
 
+import io.github.ratelimit.actuate.RateLimitsEndpoint;
 import io.github.ratelimit.engine.PolicyCatalog;
 import io.github.ratelimit.engine.RateLimitEngine;
 import io.github.ratelimit.engine.RuntimeChanges;

@@ -34,10 +34,8 @@ class RateLimitWebFluxConfiguration {
 	@Role(BeanDefinition.ROLE_INFRASTRUCTURE)
 	static RateLimitedAnnotationBeanPostProcessor rateLimitedAnnotationBeanPostProcessor(
 			ObjectProvider<ReactiveRateLimitInterceptor> reactiveRateLimitInterceptor, Environment environment) {
-		RateLimitedAnnotationBeanPostProcessor postProcessor = RateLimitedProxies
-			.postProcessor(reactiveRateLimitInterceptor, environment);
-		postProcessor.setClassCheck(ReactiveRateLimitInterceptor::checkReturnTypes);
-		return postProcessor;
+		return RateLimitedProxies.postProcessor(reactiveRateLimitInterceptor,
+				ReactiveRateLimitInterceptor::checkReturnTypes, environment);
 	}
 
 	@Bean

@@ -37,7 +37,8 @@ class RateLimitWebMvcConfiguration {
 	@Role(BeanDefinition.ROLE_INFRASTRUCTURE)
 	static RateLimitedAnnotationBeanPostProcessor rateLimitedAnnotationBeanPostProcessor(
 			ObjectProvider<RateLimitInterceptor> rateLimitInterceptor, Environment environment) {
-		return RateLimitedProxies.postProcessor(rateLimitInterceptor, environment);
+		return RateLimitedProxies.postProcessor(rateLimitInterceptor, (targetClass) -> {
+		}, environment);
 	}
 
 	@Bean

@@ -1,5 +1,7 @@
 package io.github.ratelimit.autoconfigure;
 
+import java.util.function.Consumer;
+
 import io.github.ratelimit.aop.RateLimitedAnnotationBeanPostProcessor;
 import org.aopalliance.intercept.MethodInterceptor;
 
@@ -16,8 +18,9 @@ final class RateLimitedProxies {
 	}
 
 	static RateLimitedAnnotationBeanPostProcessor postProcessor(ObjectProvider<? extends MethodInterceptor> interceptor,
-			Environment environment) {
-		RateLimitedAnnotationBeanPostProcessor postProcessor = new RateLimitedAnnotationBeanPostProcessor(interceptor);
+			Consumer<Class<?>> classCheck, Environment environment) {
+		RateLimitedAnnotationBeanPostProcessor postProcessor = new RateLimitedAnnotationBeanPostProcessor(interceptor,
+				classCheck);
 		// As Spring Boot does for its own proxies: class-based unless spring.aop.proxy-target-class=false.
 		postProcessor.setProxyTargetClass(environment.getProperty("spring.aop.proxy-target-class", Boolean.class, true));
 		return postProcessor;

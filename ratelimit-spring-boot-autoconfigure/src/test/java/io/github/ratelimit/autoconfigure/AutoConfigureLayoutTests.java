@@ -1,5 +1,11 @@
 package io.github.ratelimit.autoconfigure;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.stream.Stream;
+
 import com.tngtech.archunit.base.DescribedPredicate;
 import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.domain.JavaMethod;
@@ -21,6 +27,7 @@ import org.springframework.web.method.support.HandlerMethodArgumentResolver;
 import org.springframework.web.servlet.HandlerInterceptor;
 
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.methods;
+import static org.assertj.core.api.Assertions.assertThat;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 
 /**
@@ -65,7 +72,33 @@ class AutoConfigureLayoutTests {
 			.orShould().implement(HandlerInterceptor.class)
 			.orShould().implement(HandlerMethodArgumentResolver.class)
 			.orShould().implement(jakarta.servlet.Filter.class)
+			.orShould().implement("org.springframework.web.server.WebFilter")
+			.orShould().implement("org.springframework.web.server.WebExceptionHandler")
+			.orShould().implement("org.springframework.web.reactive.result.method.HandlerMethodArgumentResolver")
+			.orShould().implement("org.springframework.cloud.gateway.filter.ratelimit.RateLimiter")
+			.orShould().implement("org.springframework.cloud.gateway.filter.ratelimit.KeyResolver")
+			.orShould().implement("io.github.ratelimit.engine.TenantLimitsSource")
 			.check(this.autoconfigure);
+	}
+
+	/**
+	 * What Spring Boot does stays small: request-time logic and everything a request meets live in the engine and the
+	 * web stacks' modules, so that this module only declares beans from properties.
+	 */
+	@Test
+	void theAutoConfigurationStaysWithinItsSizeOf2500Lines() throws IOException {
+		long lines;
+		try (Stream<Path> files = Files.walk(Path.of("src/main/java"))) {
+			lines = files.filter((file) -> file.toString().endsWith(".java")).mapToLong((file) -> {
+				try (Stream<String> fileLines = Files.lines(file)) {
+					return fileLines.count();
+				}
+				catch (IOException ex) {
+					throw new UncheckedIOException(ex);
+				}
+			}).sum();
+		}
+		assertThat(lines).isPositive().isLessThanOrEqualTo(2_500);
 	}
 
 	/** The method, or the configuration class declaring it, says {@code @ConditionalOnMissingBean}. */

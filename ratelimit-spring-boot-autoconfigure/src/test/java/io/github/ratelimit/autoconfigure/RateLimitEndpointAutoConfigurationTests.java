@@ -1,7 +1,8 @@
 package io.github.ratelimit.autoconfigure;
 
 import io.github.ratelimit.annotation.RateLimited;
-import io.github.ratelimit.autoconfigure.RateLimitsEndpoint.PolicyDescriptor;
+import io.github.ratelimit.actuate.RateLimitsEndpoint;
+import io.github.ratelimit.actuate.RateLimitsEndpoint.PolicyDescriptor;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;

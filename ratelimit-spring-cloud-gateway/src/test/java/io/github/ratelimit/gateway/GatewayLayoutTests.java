@@ -1,8 +1,13 @@
 package io.github.ratelimit.gateway;
 
+import com.tngtech.archunit.base.DescribedPredicate;
+import com.tngtech.archunit.core.domain.JavaClass;
 import com.tngtech.archunit.core.domain.JavaClasses;
 import io.github.ratelimit.architecture.LayoutRules;
+import io.github.ratelimit.webflux.RateLimitWebFilter;
 import org.junit.jupiter.api.Test;
+
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 
 class GatewayLayoutTests {
 
@@ -17,6 +22,17 @@ class GatewayLayoutTests {
 	void theGatewayAdaptersImportNoServletStackAndNoSpringBoot() {
 		LayoutRules.adaptersAreIndependent("jakarta.servlet..", "org.springframework.web.servlet..",
 				"io.github.ratelimit.webmvc..").check(this.gateway);
+	}
+
+	/**
+	 * The gateway is a WebFlux application: it builds on the WebFlux adapters, and of them uses only the exchange
+	 * that the filter layer hands on, so that a request decided by the filter layer is not decided again by a route.
+	 */
+	@Test
+	void ofTheWebFluxAdaptersTheGatewayUsesOnlyTheExchangeTheFilterLayerHandsOn() {
+		noClasses().should().dependOnClassesThat(JavaClass.Predicates.resideInAPackage("io.github.ratelimit.webflux..")
+			.and(DescribedPredicate.not(JavaClass.Predicates.type(RateLimitWebFilter.class))))
+			.check(this.gateway);
 	}
 
 }

@@ -38,14 +38,28 @@ public class RateLimitedAnnotationBeanPostProcessor extends AbstractBeanFactoryA
 
 	private volatile @Nullable Consumer<Class<?>> eligibleClassListener;
 
-	private Consumer<Class<?>> classCheck = (targetClass) -> {
-	};
+	private final Consumer<Class<?>> classCheck;
 
 	/**
 	 * Create a post-processor.
 	 * @param interceptor the interceptor, looked up on first use
 	 */
 	public RateLimitedAnnotationBeanPostProcessor(ObjectProvider<? extends MethodInterceptor> interceptor) {
+		this(interceptor, (targetClass) -> {
+		});
+	}
+
+	/**
+	 * Create a post-processor that also checks each class with rate limited methods as its bean is created, besides
+	 * that its methods can be intercepted: what the web stack's interceptor needs of them (on WebFlux, a reactive
+	 * return type).
+	 * @param interceptor the interceptor, looked up on first use
+	 * @param classCheck the check, which throws to fail the bean's creation
+	 * @since 0.3.0
+	 */
+	public RateLimitedAnnotationBeanPostProcessor(ObjectProvider<? extends MethodInterceptor> interceptor,
+			Consumer<Class<?>> classCheck) {
+		this.classCheck = classCheck;
 		DefaultPointcutAdvisor advisor = new DefaultPointcutAdvisor(new RateLimitedPointcut(),
 				new LazyInterceptor(interceptor));
 		this.advisor = advisor;
@@ -68,16 +82,6 @@ public class RateLimitedAnnotationBeanPostProcessor extends AbstractBeanFactoryA
 			}
 		}
 		return eligible;
-	}
-
-	/**
-	 * Check each class with rate limited methods as its bean is created, besides that its methods can be intercepted:
-	 * what the web stack's interceptor needs of them (on WebFlux, a reactive return type).
-	 * @param classCheck the check, which throws to fail the bean's creation
-	 * @since 0.2.0
-	 */
-	public void setClassCheck(Consumer<Class<?>> classCheck) {
-		this.classCheck = classCheck;
 	}
 
 	@Override

@@ -151,15 +151,13 @@ final class PolicyParser {
 				passedOn.put(attribute, value);
 			}
 		});
-		PolicySpec spec = new PolicySpec(policy, declarationOf(where), values.sources(policy), keyExpression, key, cost,
-				countOn, skipExpression, tenant, settleExpression, planned, planSources, passedOn);
-		spec.rebuildWith((change) -> {
-			List<PolicyValues> changed = new ArrayList<>(sources.size() + change.size());
-			changed.addAll(change);
-			changed.addAll(sources);
-			return parse(name, where, property, changed, parameterNames, parameterTypes);
-		});
-		return spec;
+		return new PolicySpec(policy, declarationOf(where), values.sources(policy), keyExpression, key, cost, countOn,
+				skipExpression, tenant, settleExpression, planned, planSources, passedOn, (change) -> {
+					List<PolicyValues> changed = new ArrayList<>(sources.size() + change.size());
+					changed.addAll(change);
+					changed.addAll(sources);
+					return parse(name, where, property, changed, parameterNames, parameterTypes);
+				});
 	}
 
 	/** The policy as each plan that changes it has it, checked like the policy itself. */

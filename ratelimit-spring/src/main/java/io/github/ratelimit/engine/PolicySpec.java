@@ -54,7 +54,7 @@ public final class PolicySpec {
 	private volatile Counting counting;
 
 	/** Builds the policy again with values of a change at run time over its own, or {@code null} if disabled. */
-	private Function<List<PolicyValues>, @Nullable PolicySpec> rebuild = (values) -> this;
+	private final Function<List<PolicyValues>, @Nullable PolicySpec> rebuild;
 
 	/** The attributes the engine passes on to the code that uses them, by name. */
 	private final Map<String, Object> values;
@@ -96,8 +96,10 @@ public final class PolicySpec {
 	PolicySpec(RateLimitPolicy policy, String declaration, Map<String, String> sources, String keyExpression,
 			KeySource key, CostSource cost, @Nullable CountOn countOn, @Nullable Expression skip,
 			@Nullable KeySource tenant, @Nullable Expression settle, Map<String, RateLimitPolicy> plans,
-			Map<String, Map<String, String>> planSources, Map<String, Object> values) {
+			Map<String, Map<String, String>> planSources, Map<String, Object> values,
+			Function<List<PolicyValues>, @Nullable PolicySpec> rebuild) {
 		this.declared = policy;
+		this.rebuild = rebuild;
 		this.declaredPlans = plans;
 		this.declaration = declaration;
 		// Sources kept in the attributes' order.
@@ -380,10 +382,6 @@ public final class PolicySpec {
 	@Override
 	public String toString() {
 		return "PolicySpec[" + policy() + " declared by " + this.declaration + "]";
-	}
-
-	void rebuildWith(Function<List<PolicyValues>, @Nullable PolicySpec> rebuild) {
-		this.rebuild = rebuild;
 	}
 
 	/**

@@ -1,4 +1,4 @@
-package io.github.ratelimit.autoconfigure;
+package io.github.ratelimit.actuate;
 
 import org.junit.jupiter.api.Test;
 

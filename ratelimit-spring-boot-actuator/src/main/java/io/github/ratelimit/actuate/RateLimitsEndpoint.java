@@ -1,4 +1,4 @@
-package io.github.ratelimit.autoconfigure;
+package io.github.ratelimit.actuate;
 
 import java.security.Principal;
 import java.util.LinkedHashMap;

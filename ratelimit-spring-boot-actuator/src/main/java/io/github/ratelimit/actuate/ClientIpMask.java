@@ -1,4 +1,4 @@
-package io.github.ratelimit.autoconfigure;
+package io.github.ratelimit.actuate;
 
 import java.util.regex.Pattern;
 
