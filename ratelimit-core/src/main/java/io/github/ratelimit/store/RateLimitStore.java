@@ -211,6 +211,18 @@ public interface RateLimitStore {
 	}
 
 	/**
+	 * Check that the store can count a key that every request of the application shares under this policy (an
+	 * application-wide quota): asked at start-up, and for each change at run time, for every policy whose key is the
+	 * same for every request, and for each of its plans. A store whose keys each live on one node of limited speed
+	 * refuses a limit that one node cannot take.
+	 * @param policy the policy
+	 * @throws IllegalArgumentException if it cannot, with a message naming what and what to do instead
+	 * @since 0.3.0
+	 */
+	default void checkSharedKey(RateLimitPolicy policy) {
+	}
+
+	/**
 	 * Return whether this store has parts that fail on their own (the nodes of a cluster), so that the limiter
 	 * keeps a circuit breaker per part and asks {@link #partitionOf} before each decision.
 	 * @return whether the store has parts

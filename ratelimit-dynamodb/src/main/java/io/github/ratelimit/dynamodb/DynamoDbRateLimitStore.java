@@ -11,12 +11,14 @@ import io.github.ratelimit.Algorithm;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.RateLimitPolicy;
 import io.github.ratelimit.TimeSource;
+import io.github.ratelimit.internal.Durations;
 import io.github.ratelimit.store.Acquisition;
 import io.github.ratelimit.store.OneByOne;
 import io.github.ratelimit.store.PolicyNames;
 import io.github.ratelimit.store.SharedChanges;
 import io.github.ratelimit.store.RateLimitStore;
 import io.github.ratelimit.store.Reservation;
+import io.github.ratelimit.store.ResetListener;
 import org.jspecify.annotations.Nullable;
 import software.amazon.awssdk.services.dynamodb.DynamoDbAsyncClient;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
@@ -51,10 +53,17 @@ import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
  * <b>Failures</b> (throttling, timeouts, an unreachable endpoint) are {@link io.github.ratelimit.store.RateLimitStoreException}s.
  * The limiter keeps a circuit breaker per {@linkplain #partitionOf group of keys} ({@value #KEY_GROUPS} groups by
  * hash), so that one hot key throttled by its partition's write capacity opens the circuit for its group only.
+ * <p>
+ * <b>Resets reach every instance</b>: a {@link #reset} or {@link #clear} through any instance sharing the table and
+ * key prefix is counted in one item, {@code <prefix>#resets}, which every instance with a {@link #addResetListener
+ * listener} (a limiter's deny cache) reads once per {@link Builder#resetPollInterval poll interval}: each then
+ * forgets its cached denials of the key (or all of them) within about one interval. Best effort, as on Redis: a
+ * failed read is retried at the next interval, and a reset whose count could not be written stands in DynamoDB,
+ * logged. {@link #close()} stops the reading.
  *
  * @since 0.1.0
  */
-public final class DynamoDbRateLimitStore implements RateLimitStore {
+public final class DynamoDbRateLimitStore implements RateLimitStore, AutoCloseable {
 
 	/** The table of the seed. */
 	public static final String DEFAULT_TABLE = "rate-limits";
@@ -65,8 +74,14 @@ public final class DynamoDbRateLimitStore implements RateLimitStore {
 	/** Time a decision may take, all its calls included; DynamoDB answers in single-digit milliseconds. */
 	public static final long DEFAULT_TIMEOUT_MILLIS = 500;
 
+	/** How often an instance reads the resets made through the others, by default. */
+	public static final long DEFAULT_RESET_POLL_INTERVAL_MILLIS = 1_000;
+
 	/** Circuit breaker groups: keys are spread over them by hash. */
 	static final int KEY_GROUPS = 16;
+
+	/** About what one item takes: a partition's 1,000 write units a second. */
+	static final int ITEM_WRITES_PER_SECOND = 1_000;
 
 	private static final String[] GROUP_NAMES = groupNames();
 
@@ -85,6 +100,8 @@ public final class DynamoDbRateLimitStore implements RateLimitStore {
 	private final DynamoDbCalls calls;
 
 	private final DynamoDbSharedChanges sharedChanges;
+
+	private final DynamoDbResets resets;
 
 	/** The calls on the asynchronous client, if the store was given one. */
 	private final @Nullable DynamoDbCalls asyncCalls;
@@ -107,6 +124,7 @@ public final class DynamoDbRateLimitStore implements RateLimitStore {
 		this.keyPrefix = builder.keyPrefix;
 		this.calls = new DynamoDbCalls(builder.client, builder.table, builder.timeout);
 		this.sharedChanges = new DynamoDbSharedChanges(this.calls, builder.keyPrefix);
+		this.resets = new DynamoDbResets(this.calls, builder.keyPrefix, builder.resetPollInterval);
 		this.asyncCalls = (builder.asyncClient != null)
 				? new DynamoDbCalls(builder.client, builder.asyncClient, builder.table, builder.timeout) : null;
 		ItemKeys keys = new ItemKeys(builder.keyPrefix);
@@ -138,6 +156,22 @@ public final class DynamoDbRateLimitStore implements RateLimitStore {
 	public void checkSupported(RateLimitPolicy policy) {
 		if (policy.algorithm() == Algorithm.SLIDING_LOG) {
 			throw unsupported(policy);
+		}
+	}
+
+	/**
+	 * Refuse a key shared by every request whose limit is more than one item takes: every decision writes the key's
+	 * one item, and past about {@value #ITEM_WRITES_PER_SECOND} writes a second DynamoDB throttles them all.
+	 */
+	@Override
+	public void checkSharedKey(RateLimitPolicy policy) {
+		double perSecond = policy.limit() * 1_000.0 / policy.window().toMillis();
+		if (perSecond > ITEM_WRITES_PER_SECOND) {
+			throw new IllegalArgumentException("'limit' " + policy.limit() + " per '" + Durations.format(policy.window())
+					+ "' is " + Math.round(perSecond) + " a second for a key shared by every request: with the "
+					+ "DynamoDB store that key is one item, and one item takes about 1,000 writes a second (one per "
+					+ "decision, admitted or not). Use the Redis store, give the quota a key per tenant or region, or "
+					+ "set a limit of at most 1,000 a second");
 		}
 	}
 
@@ -300,17 +334,51 @@ public final class DynamoDbRateLimitStore implements RateLimitStore {
 		};
 		this.calls.delete(items);
 		this.slidingCounters.forget(items);
+		this.resets.reset(policy, key);
 	}
 
 	/**
 	 * Delete every item under this store's key prefix (a {@code Scan} of the table, so for tests and small tables):
-	 * other items of the table stay.
+	 * other items of the table stay, and so do {@code <prefix>#changes} and {@code <prefix>#resets}. Every instance
+	 * listening for resets forgets all its cached denials.
 	 * @throws io.github.ratelimit.store.RateLimitStoreException if DynamoDB cannot be reached
 	 */
 	@Override
 	public void clear() {
 		this.calls.deleteWithPrefix(this.keyPrefix + ":");
 		this.slidingCounters.forgetAll();
+		this.resets.clear();
+	}
+
+	/**
+	 * {@inheritDoc}
+	 * <p>
+	 * Every {@link #reset} and {@link #clear} through an instance sharing the table and key prefix adds one to a
+	 * generation kept in the item {@code <prefix>#resets} (which {@link #clear()} keeps), with the reset's policy
+	 * name, variant and key, in the same {@code UpdateItem} that follows the reset. From the first listener on, this
+	 * instance reads that item, strongly consistent, once per {@linkplain Builder#resetPollInterval poll interval}
+	 * on a daemon thread: one reset since its last read is told as {@link ResetListener#onReset}, several (or a
+	 * clear) as {@link ResetListener#onClear}. Best effort: a reset whose generation could not be written is logged
+	 * at WARN and stands (the reset itself is done); a failed read is logged and tried again at the next interval.
+	 * {@link #close()} stops the reading.
+	 */
+	@Override
+	public void addResetListener(ResetListener listener) {
+		this.resets.addListener(listener);
+	}
+
+	/** Return the reset generation this instance last read, {@code -1} before its first read: for tests. */
+	long resetGenerationSeen() {
+		return this.resets.seen();
+	}
+
+	/**
+	 * Stop reading the resets made through other instances; idempotent. The clients are the application's and stay
+	 * open. Decisions still work after it, but this instance no longer hears of the others' resets.
+	 */
+	@Override
+	public void close() {
+		this.resets.close();
 	}
 
 	@Override
@@ -361,6 +429,8 @@ public final class DynamoDbRateLimitStore implements RateLimitStore {
 		private boolean createTable;
 
 		private @Nullable DynamoDbAsyncClient asyncClient;
+
+		private Duration resetPollInterval = Duration.ofMillis(DEFAULT_RESET_POLL_INTERVAL_MILLIS);
 
 		private Builder(DynamoDbClient client) {
 			this.client = client;
@@ -437,6 +507,23 @@ public final class DynamoDbRateLimitStore implements RateLimitStore {
 		 */
 		public Builder asyncClient(@Nullable DynamoDbAsyncClient asyncClient) {
 			this.asyncClient = asyncClient;
+			return this;
+		}
+
+		/**
+		 * Set how often this instance reads the resets made through the other instances sharing the table and key
+		 * prefix (see {@link DynamoDbRateLimitStore#addResetListener}): how soon, after an operator resets a key
+		 * through one instance, the others stop rejecting it from their deny caches. One strongly consistent
+		 * {@code GetItem} per interval and instance (half a read unit each); 1 second by default.
+		 * @param resetPollInterval the interval, positive
+		 * @return this builder
+		 * @since 0.3.0
+		 */
+		public Builder resetPollInterval(Duration resetPollInterval) {
+			if (resetPollInterval.isNegative() || resetPollInterval.isZero()) {
+				throw new IllegalArgumentException("'resetPollInterval' must be positive but was " + resetPollInterval);
+			}
+			this.resetPollInterval = resetPollInterval;
 			return this;
 		}
 

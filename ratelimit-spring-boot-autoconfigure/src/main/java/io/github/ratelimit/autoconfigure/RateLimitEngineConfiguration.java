@@ -84,6 +84,7 @@ class RateLimitEngineConfiguration {
 			.drawnByDisabledFilters(drawnByDisabledFilters)
 			.defaultFailureMode(properties.getFailureMode())
 			.storeCheck(store::checkSupported)
+			.sharedKeyCheck(store::checkSharedKey)
 			.rateLimitedClasses(rateLimitedClasses.getIfAvailable())
 			.build();
 	}

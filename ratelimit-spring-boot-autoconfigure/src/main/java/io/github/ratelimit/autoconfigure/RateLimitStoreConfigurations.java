@@ -22,7 +22,6 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.boot.autoconfigure.condition.SpringBootCondition;
-import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.ConditionContext;
 import org.springframework.context.annotation.Conditional;
@@ -32,10 +31,6 @@ import org.springframework.core.env.Environment;
 import org.springframework.core.io.ResourceLoader;
 import org.springframework.core.type.AnnotatedTypeMetadata;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
-import org.springframework.expression.Expression;
-import org.springframework.expression.spel.ast.Literal;
-import org.springframework.expression.spel.standard.SpelExpression;
-import org.springframework.expression.spel.standard.SpelExpressionParser;
 import org.springframework.util.ClassUtils;
 
 /**
@@ -105,15 +100,11 @@ final class RateLimitStoreConfigurations {
 
 		}
 
-		/** About what one DynamoDB item takes: a partition's 1,000 write units a second. */
-		private static final double ITEM_WRITES_PER_SECOND = 1_000;
-
 		@Bean(initMethod = "start")
 		@ConditionalOnMissingBean(RateLimitStore.class)
 		DynamoDbRateLimitStore dynamoDbRateLimitStore(DynamoDbClient dynamoDbClient,
 				ObjectProvider<DynamoDbAsyncClient> dynamoDbAsyncClient, RateLimitProperties properties,
 				TimeSource rateLimitTimeSource, Environment environment) {
-			properties.getPolicies().forEach(RateLimitStoreConfigurations::checkOneItemCanTakeIt);
 			RateLimitProperties.DynamoDb dynamodb = properties.getDynamodb();
 			DynamoDbAsyncClient asyncClient = dynamoDbAsyncClient.getIfUnique();
 			if (asyncClient == null && isReactive(environment)) {
@@ -141,37 +132,6 @@ final class RateLimitStoreConfigurations {
 		ClassLoader classLoader = environment.getClass().getClassLoader();
 		return ClassUtils.isPresent(REACTIVE_ENVIRONMENT, classLoader)
 				&& ClassUtils.resolveClassName(REACTIVE_ENVIRONMENT, classLoader).isInstance(environment);
-	}
-
-	/**
-	 * Refuse a shared quota with one key for the whole application whose limit is more than one item takes: every
-	 * decision writes its one item, and past about 1,000 a second DynamoDB throttles them all.
-	 */
-	static void checkOneItemCanTakeIt(String name, RateLimitProperties.Policy policy) {
-		if (policy.getKey() == null || policy.getLimit() == null || policy.getWindow() == null
-				|| !isConstant(policy.getKey())) {
-			return;
-		}
-		double perSecond = policy.getLimit() * 1_000.0 / Math.max(1, policy.getWindow().toMillis());
-		if (perSecond > DynamoDb.ITEM_WRITES_PER_SECOND) {
-			throw new InvalidConfigurationPropertyValueException("ratelimit.policies." + name + ".limit",
-					policy.getLimit(), "With the DynamoDB store the key " + policy.getKey() + " is one item for the "
-							+ "whole application, and one item takes about 1,000 writes a second (one per decision, "
-							+ "admitted or not): " + Math.round(perSecond) + " a second cannot be counted there. Use "
-							+ "the Redis store, give the quota a key per tenant or region, or set a limit of at most "
-							+ "1,000 a second.");
-		}
-	}
-
-	/** Whether a key expression is a literal: the same key for every request. */
-	private static boolean isConstant(String expression) {
-		try {
-			Expression parsed = new SpelExpressionParser().parseExpression(expression);
-			return parsed instanceof SpelExpression spel && spel.getAST() instanceof Literal;
-		}
-		catch (RuntimeException ex) {
-			return false; // reported where the key is parsed for requests
-		}
 	}
 
 	@Configuration(proxyBeanMethods = false)

@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import io.github.ratelimit.RateLimitPolicy;
+import io.github.ratelimit.annotation.RateLimited;
 import io.github.ratelimit.engine.InvalidRateLimitPolicyException;
 import io.github.ratelimit.dynamodb.DynamoDbClients;
 import io.github.ratelimit.dynamodb.DynamoDbRateLimitStore;
@@ -162,11 +163,46 @@ class DynamoDbStoreAutoConfigurationTests {
 					"ratelimit.filters.edge.limit=100", "ratelimit.filters.edge.window=1s",
 					"ratelimit.filters.edge.policies=account")
 			.run((context) -> assertThat(context).getFailure()
-				.rootCause()
-				.isInstanceOf(InvalidConfigurationPropertyValueException.class)
-				.hasMessageContaining("ratelimit.policies.account.limit")
-				.hasMessageContaining("one item takes about 1,000 writes a second")
-				.hasMessageContaining("10000 a second cannot be counted there"));
+								.hasStackTraceContaining("ratelimit.policies.account: ")
+				.hasStackTraceContaining("10000 a second for a key shared by every request")
+				.hasStackTraceContaining("one item takes about 1,000 writes a second")
+				.hasStackTraceContaining("ratelimit.policies.account.limit"));
+	}
+
+	@Test
+	void aSharedQuotaOnAnAnnotationOrRaisedByAPlanOverWhatOneItemTakesFailsStartUpToo() {
+		this.runner.withPropertyValues(local(DynamoDbClients.newTable()))
+			.withUserConfiguration(ApplicationWideQuota.class)
+			.run((context) -> assertThat(context).getFailure()
+								.hasStackTraceContaining("@RateLimited on Quoted#call(): ")
+				.hasStackTraceContaining("2000 a second for a key shared by every request"));
+		this.runner.withPropertyValues(local(DynamoDbClients.newTable()))
+			.withPropertyValues("ratelimit.policies.account.limit=1000", "ratelimit.policies.account.window=1s",
+					"ratelimit.policies.account.key='application'", "ratelimit.filters.edge.paths=/**",
+					"ratelimit.filters.edge.limit=100", "ratelimit.filters.edge.window=1s",
+					"ratelimit.filters.edge.policies=account", "ratelimit.plans.gold.account.limit=5000")
+			.run((context) -> assertThat(context).getFailure()
+								.hasStackTraceContaining("5000 a second for a key shared by every request")
+				.hasStackTraceContaining("under plan 'gold'"));
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class ApplicationWideQuota {
+
+		@Bean
+		Quoted quoted() {
+			return new Quoted();
+		}
+
+	}
+
+	static class Quoted {
+
+		@RateLimited(name = "everyone", limit = 2000, window = "1s", key = "'all'")
+		public String call() {
+			return "ok";
+		}
+
 	}
 
 	@Test

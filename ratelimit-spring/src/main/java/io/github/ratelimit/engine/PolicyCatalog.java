@@ -116,7 +116,8 @@ public final class PolicyCatalog implements SmartInitializingSingleton, BeanFact
 		this.drawnByDisabledFilters = Set.copyOf(builder.drawnByDisabledFilters);
 		this.rateLimitedClasses = builder.rateLimitedClasses;
 		this.storeCheck = builder.storeCheck;
-		this.parser = new PolicyParser(builder.defaultFailureMode, builder.storeCheck, this.plans);
+		this.parser = new PolicyParser(builder.defaultFailureMode, builder.storeCheck, builder.sharedKeyCheck,
+				this.plans);
 		this.filters = filterRules(builder.filters);
 	}
 
@@ -598,6 +599,9 @@ public final class PolicyCatalog implements SmartInitializingSingleton, BeanFact
 		private Consumer<RateLimitPolicy> storeCheck = (policy) -> {
 		};
 
+		private Consumer<RateLimitPolicy> sharedKeyCheck = (policy) -> {
+		};
+
 		private Set<String> drawnByDisabledFilters = Set.of();
 
 		private @Nullable RateLimitedClasses rateLimitedClasses;
@@ -657,6 +661,19 @@ public final class PolicyCatalog implements SmartInitializingSingleton, BeanFact
 		 */
 		public Builder storeCheck(Consumer<RateLimitPolicy> storeCheck) {
 			this.storeCheck = storeCheck;
+			return this;
+		}
+
+		/**
+		 * Check every policy whose key is the same for every request, and each of its plans, against what the store
+		 * can count under one key.
+		 * @param sharedKeyCheck throws {@link IllegalArgumentException} for a limit the store cannot count under one
+		 * key (see {@link io.github.ratelimit.store.RateLimitStore#checkSharedKey})
+		 * @return this builder
+		 * @since 0.3.0
+		 */
+		public Builder sharedKeyCheck(Consumer<RateLimitPolicy> sharedKeyCheck) {
+			this.sharedKeyCheck = sharedKeyCheck;
 			return this;
 		}
 

@@ -63,6 +63,9 @@ final class PolicyParser {
 
 	private final Consumer<RateLimitPolicy> storeCheck;
 
+	/** Checks a policy whose key every request shares against what the store can count under one key. */
+	private final Consumer<RateLimitPolicy> sharedKeyCheck;
+
 	/** By plan, by policy name, what the plan changes. */
 	private final Map<String, Map<String, PolicyValues>> plans;
 
@@ -70,9 +73,10 @@ final class PolicyParser {
 			new SpelParserConfiguration(SpelCompilerMode.MIXED, PolicyParser.class.getClassLoader()));
 
 	PolicyParser(FailureMode defaultFailureMode, Consumer<RateLimitPolicy> storeCheck,
-			Map<String, Map<String, PolicyValues>> plans) {
+			Consumer<RateLimitPolicy> sharedKeyCheck, Map<String, Map<String, PolicyValues>> plans) {
 		this.defaultFailureMode = defaultFailureMode;
 		this.storeCheck = storeCheck;
+		this.sharedKeyCheck = sharedKeyCheck;
 		this.plans = plans;
 	}
 
@@ -144,6 +148,10 @@ final class PolicyParser {
 				: keySource(tenantExpression, name, where, parameterNames, parameterTypes);
 		Map<String, Map<String, String>> planSources = new LinkedHashMap<>();
 		Map<String, RateLimitPolicy> planned = planned(policy, where, planSources);
+		if (key instanceof KeySource.Literal) {
+			checkSharedKey(policy, where, values, "");
+			planned.forEach((plan, variant) -> checkSharedKey(variant, where, values, " under plan '" + plan + "'"));
+		}
 		Map<String, Object> passedOn = new LinkedHashMap<>();
 		PASSED_ON.forEach((attribute, type) -> {
 			Object value = values.get(attribute, type);
@@ -158,6 +166,16 @@ final class PolicyParser {
 					changed.addAll(sources);
 					return parse(name, where, property, changed, parameterNames, parameterTypes);
 				});
+	}
+
+	private void checkSharedKey(RateLimitPolicy policy, String where, Values values, String plan) {
+		try {
+			this.sharedKeyCheck.accept(policy);
+		}
+		catch (IllegalArgumentException ex) {
+			String message = ex.getMessage() + plan;
+			throw invalid(policy.name(), where, message + values.fromProperty("'limit'"), ex);
+		}
 	}
 
 	/** The policy as each plan that changes it has it, checked like the policy itself. */
