@@ -265,6 +265,32 @@ class PolicyChangeIntegrationTests {
 		}
 	}
 
+	/**
+	 * The security review's scenario without variants: one name, one window, limits 2 and 1,000 under the keys of two
+	 * tenants, in one instance and across two. Each key is held to the limit it is decided under, as in memory: a
+	 * tighter set of one name is never imposed on another key as if it were a rolling deploy.
+	 */
+	@Test
+	void policiesOfOneNameAndWindowWithOtherLimitsHoldEachKeyToItsOwnLimitInOneInstanceAndAcrossTwo() {
+		MutableTimeSource clock = MutableTimeSource.at("2030-01-01T00:00:00Z");
+		String prefix = "limits-" + UUID.randomUUID();
+		try (RedisRateLimitStore a = store(prefix, clock); RedisRateLimitStore b = store(prefix, clock)) {
+			RateLimitPolicy small = RateLimitPolicy.builder("exports").limit(2).window(Duration.ofMinutes(1)).build();
+			RateLimitPolicy big = RateLimitPolicy.builder("exports").limit(1_000).window(Duration.ofMinutes(1)).build();
+			a.tryAcquire(small, "tenant-small", 1);
+			b.tryAcquire(small, "tenant-small", 1);
+			int admittedInOne = 0;
+			int admittedAcrossTwo = 0;
+			for (int i = 0; i < 20; i++) {
+				admittedInOne += a.tryAcquire(big, "tenant-big", 1).allowed() ? 1 : 0;
+				admittedAcrossTwo += ((i % 2 == 0) ? a : b).tryAcquire(big, "tenant-big-2", 1).allowed() ? 1 : 0;
+			}
+			assertThat(admittedInOne).isEqualTo(20);
+			assertThat(admittedAcrossTwo).isEqualTo(20);
+			assertThat(a.tryAcquire(small, "tenant-small", 1).allowed()).isFalse();
+		}
+	}
+
 	@Test
 	void aSecondWindowOfOneNameInOneInstanceFailsTellingTheWayOutWhileAChangedLimitCarriesTheCountOver() {
 		MutableTimeSource clock = MutableTimeSource.at("2030-01-01T00:00:00Z");
