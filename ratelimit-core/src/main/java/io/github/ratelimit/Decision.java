@@ -163,6 +163,13 @@ public record Decision(boolean allowed, long limit, long remaining, long resetAf
 		STORE,
 
 		/**
+		 * This instance admitted from a block of units it had leased from the store for the key
+		 * ({@link RateLimitPolicy#lease()}), without a round trip; the remaining units are the store's when the block
+		 * was taken, plus what the block holds.
+		 */
+		LEASE,
+
+		/**
 		 * This instance rejected locally, without asking the store: the store had rejected this key until a known
 		 * time, or the request costs more than the capacity, which no store admits (then the remaining units are
 		 * reported as the capacity, unasked).

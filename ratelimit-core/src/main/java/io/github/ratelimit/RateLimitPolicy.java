@@ -32,6 +32,9 @@ public final class RateLimitPolicy {
 	 */
 	public static final long MAX_SLIDING_LOG_ENTRIES = 10_000;
 
+	/** The {@link Builder#lease lease} whose blocks are sized by each instance from the rate it admits the key at. */
+	public static final long LEASE_AUTO = -1;
+
 	private final String name;
 
 	private final String variant;
@@ -49,6 +52,9 @@ public final class RateLimitPolicy {
 	private final FailureMode failureMode;
 
 	private final PolicyMode mode;
+
+	/** Units leased per block: 0 for none, {@link #LEASE_AUTO} for a size derived from the observed rate. */
+	private final long lease;
 
 	private final long unitsPerToken;
 
@@ -70,6 +76,7 @@ public final class RateLimitPolicy {
 		this.burst = (builder.burst != null) ? Checks.atLeast(builder.burst, 1, "burst") : this.limit;
 		this.failureMode = Checks.notNull(builder.failureMode, "failureMode");
 		this.mode = Checks.notNull(builder.mode, "mode");
+		this.lease = checkLease(builder.lease);
 		// A rate of limit/window as exact integers: one token is unitsPerToken units, and unitsPerMilli units
 		// accrue per millisecond. Dividing by the gcd keeps the numbers small for round values.
 		long gcd = gcd(this.limit, this.windowMillis);
@@ -77,6 +84,26 @@ public final class RateLimitPolicy {
 		this.unitsPerMilli = this.limit / gcd;
 		checkExactArithmetic();
 		this.hash = Objects.hash(this.name, this.variant, this.algorithm, this.limit, this.windowMillis, this.burst);
+	}
+
+	private long checkLease(long lease) {
+		if (lease == 0) {
+			return 0;
+		}
+		if (lease < LEASE_AUTO) {
+			throw new IllegalArgumentException("'lease' must be 'auto' or a number of units of at least 1 but was " + lease);
+		}
+		if (this.algorithm == Algorithm.SLIDING_LOG) {
+			throw new IllegalArgumentException("'lease' cannot apply to SLIDING_LOG, which keeps the time of each "
+					+ "admission: units taken ahead in a block would be logged at the wrong time. Use SLIDING_COUNTER, "
+					+ "FIXED or a bucket to lease blocks, or drop 'lease'");
+		}
+		long capacity = this.algorithm.isBucket() ? this.burst : this.limit;
+		if (lease > capacity) {
+			throw new IllegalArgumentException("'lease' must be at most the " + (this.algorithm.isBucket() ? "burst" : "limit")
+					+ " (" + capacity + ") but was " + lease);
+		}
+		return lease;
 	}
 
 	private void checkExactArithmetic() {
@@ -140,7 +167,8 @@ public final class RateLimitPolicy {
 			.window(this.window)
 			.burst(this.burst)
 			.failureMode(this.failureMode)
-			.mode(this.mode);
+			.mode(this.mode)
+			.lease(this.lease);
 	}
 
 	/**
@@ -232,6 +260,16 @@ public final class RateLimitPolicy {
 	 * bucket algorithms: {@code window / gcd(limit, window)} (window in milliseconds).
 	 * @return the units per token
 	 */
+	/**
+	 * Return how many units an instance leases at a time for a key of this policy, admitting locally from the block
+	 * (see {@link Builder#lease}).
+	 * @return the units per block, 0 if this policy leases none, or {@link #LEASE_AUTO}
+	 * @since 0.3.0
+	 */
+	public long lease() {
+		return this.lease;
+	}
+
 	public long unitsPerToken() {
 		return this.unitsPerToken;
 	}
@@ -302,6 +340,8 @@ public final class RateLimitPolicy {
 		private FailureMode failureMode = FailureMode.ALLOW;
 
 		private PolicyMode mode = PolicyMode.ENFORCE;
+
+		private long lease;
 
 		private Builder(String name) {
 			this.name = name;
@@ -389,6 +429,22 @@ public final class RateLimitPolicy {
 		 * @return the policy
 		 * @throws IllegalArgumentException if a value is invalid; the message names the attribute and the value
 		 */
+		/**
+		 * Have each instance in front of a shared store take units of a hot key a block at a time, in one store call,
+		 * and admit from the block locally: a store call per block rather than per request. The fleet never admits
+		 * more than the policy; it may admit less while other instances hold units they have not used, at most
+		 * {@code (instances - 1) × block} per window. Not for {@link Algorithm#SLIDING_LOG}. A store in this process
+		 * has nothing to save and leases nothing.
+		 * @param lease the units per block, {@link #LEASE_AUTO} to size blocks from the rate each instance admits
+		 * the key at, or 0 (the default) to lease nothing
+		 * @return this builder
+		 * @since 0.3.0
+		 */
+		public Builder lease(long lease) {
+			this.lease = lease;
+			return this;
+		}
+
 		public RateLimitPolicy build() {
 			return new RateLimitPolicy(this);
 		}

@@ -159,4 +159,17 @@ public @interface RateLimited {
 	 */
 	String description() default "";
 
+	/**
+	 * Lease the key's units a block at a time, in front of a shared store (Redis, DynamoDB): each instance takes a
+	 * block in one store call and admits from it without a round trip, so a hot key costs a store call per block
+	 * rather than per request. The fleet never admits more than the limit; it may admit less while other instances
+	 * hold units they have not used, at most {@code (instances - 1) × block} per window. {@code "auto"} sizes each
+	 * instance's blocks from the rate it admits the key at (up to a sixteenth of the limit or burst); a number fixes
+	 * the block. Not for {@link Algorithm#SLIDING_LOG}. Empty (the default): no lease.
+	 * {@code ratelimit.policies.<name>.lease} overrides it.
+	 * @return {@code "auto"}, a number of units, or empty
+	 * @since 0.3.0
+	 */
+	String lease() default "";
+
 }

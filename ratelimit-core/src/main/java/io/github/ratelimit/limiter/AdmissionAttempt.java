@@ -99,7 +99,8 @@ final class AdmissionAttempt {
 			boolean denied = false;
 			for (int i = 0; i < this.size; i++) {
 				Acquisition acquisition = this.acquisitions.get(i);
-				Decision cached = denyCache.check(acquisition.policy(), acquisition.key(), acquisition.cost(), this.now);
+				Decision cached = this.limiter.cachedDenial(denyCache, acquisition.policy(), acquisition.key(),
+						acquisition.cost(), this.now);
 				if (cached != null) {
 					this.decisions[i] = this.limiter.notify(acquisition.policy(), cached);
 					denied = true;

@@ -38,6 +38,9 @@ import org.jspecify.annotations.Nullable;
  * <li>In front of a remote store, a local deny cache rejects a key that the store has rejected until the time the
  * store gave, without a round trip (see {@link Decision.Origin#DENY_CACHE}); a request whose cost exceeds the
  * capacity, which no store admits, is rejected without one too.
+ * <li>In front of a remote store, a policy that leases ({@link RateLimitPolicy#lease()}) has this instance take a
+ * hot key's units a block at a time and admit from the block without a round trip (see
+ * {@link Decision.Origin#LEASE}); a reset drops this instance's block of the key.
  * <li>When the store fails (any exception but {@link IllegalArgumentException}, typically a
  * {@link io.github.ratelimit.store.RateLimitStoreException}), the policy's {@link FailureMode} decides; a circuit breaker stops calling a store that
  * keeps failing and probes it again after a delay.
@@ -66,6 +69,9 @@ public final class RateLimiter {
 
 	private final RateLimitStore store;
 
+	/** What decisions, refunds and resets go to: the store, behind this instance's leased blocks if it is shared. */
+	private final RateLimitStore asked;
+
 	private final @Nullable LocalDenyCache denyCache;
 
 	/** The breaker of the whole store, or of its default part. */
@@ -93,6 +99,7 @@ public final class RateLimiter {
 
 	private RateLimiter(Builder builder) {
 		this.store = builder.store;
+		this.asked = builder.store.isLocal() ? builder.store : new LeasingStore(builder.store, builder.clock);
 		this.clock = builder.clock;
 		this.listener = builder.listener;
 		boolean denyCache = (builder.denyCache != null) ? builder.denyCache : !builder.store.isLocal();
@@ -175,7 +182,7 @@ public final class RateLimiter {
 			// The common path for a local store, kept small so that the JIT can inline it whole.
 			Decision decision;
 			try {
-				decision = this.store.tryAcquire(policy, key, cost);
+				decision = this.asked.tryAcquire(policy, key, cost);
 			}
 			catch (RuntimeException ex) {
 				return onStoreException(policy, key, cost, this.circuitBreaker, CircuitBreaker.Permission.CALL, ex);
@@ -204,7 +211,7 @@ public final class RateLimiter {
 		}
 		Reservation reservation;
 		try {
-			reservation = this.store.tryAcquireAll(attempt.toAsk());
+			reservation = this.asked.tryAcquireAll(attempt.toAsk());
 		}
 		catch (RuntimeException ex) {
 			return attempt.afterFailure(ex);
@@ -235,7 +242,7 @@ public final class RateLimiter {
 		}
 		CompletionStage<Reservation> answer;
 		try {
-			answer = this.store.tryAcquireAllAsync(attempt.toAsk());
+			answer = this.asked.tryAcquireAllAsync(attempt.toAsk());
 		}
 		catch (RuntimeException ex) {
 			answer = CompletableFuture.failedFuture(ex);
@@ -267,7 +274,7 @@ public final class RateLimiter {
 		if (acquisitions.isEmpty()) {
 			throw new IllegalArgumentException("'acquisitions' must not be empty");
 		}
-		return new AdmissionAttempt(this, this.store, bounded(acquisitions), this.clock.currentTimeMillis(),
+		return new AdmissionAttempt(this, this.asked, bounded(acquisitions), this.clock.currentTimeMillis(),
 				this.resets.get(), nonBlocking);
 	}
 
@@ -390,7 +397,7 @@ public final class RateLimiter {
 		this.resets.incrementAndGet();
 		try {
 			this.fallbackStore.reset(policy, key);
-			this.store.reset(policy, key);
+			this.asked.reset(policy, key);
 		}
 		finally {
 			if (this.denyCache != null) {
@@ -410,7 +417,7 @@ public final class RateLimiter {
 		this.resets.incrementAndGet();
 		try {
 			this.fallbackStore.clear();
-			this.store.clear();
+			this.asked.clear();
 		}
 		finally {
 			if (this.denyCache != null) {
@@ -435,7 +442,7 @@ public final class RateLimiter {
 		long now = this.clock.currentTimeMillis();
 		long resets = this.resets.get();
 		if (this.denyCache != null) {
-			Decision denied = this.denyCache.check(policy, key, cost, now);
+			Decision denied = cachedDenial(this.denyCache, policy, key, cost, now);
 			if (denied != null) {
 				return notify(policy, denied);
 			}
@@ -448,7 +455,7 @@ public final class RateLimiter {
 		Decision decision;
 		boolean reported = false;
 		try {
-			decision = this.store.tryAcquire(policy, key, cost);
+			decision = this.asked.tryAcquire(policy, key, cost);
 			breaker.onSuccess();
 			reported = true;
 		}
@@ -502,6 +509,19 @@ public final class RateLimiter {
 	CircuitBreaker breakerOf(Acquisition acquisition) {
 		return this.partitioned ? breaker(this.store.partitionOf(acquisition.policy(), acquisition.key()))
 				: this.circuitBreaker;
+	}
+
+	/**
+	 * Return the cached denial of a request, unless this instance holds leased units of the key that it can admit
+	 * from: a denial learned while another request of this instance was taking a block must not shadow the block.
+	 */
+	@Nullable Decision cachedDenial(LocalDenyCache denyCache, RateLimitPolicy policy, String key, long cost, long now) {
+		Decision denied = denyCache.check(policy, key, cost, now);
+		if (denied != null && LeasingStore.leases(policy) && this.asked instanceof LeasingStore leasing
+				&& leasing.holds(policy, key, cost, now)) {
+			return null;
+		}
+		return denied;
 	}
 
 	@Nullable LocalDenyCache denyCache() {

@@ -2,6 +2,7 @@ package io.github.ratelimit.conformance;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Objects;
 import java.util.Random;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
@@ -14,6 +15,8 @@ import io.github.ratelimit.Algorithm;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.RateLimitPolicy;
 import io.github.ratelimit.TimeSource;
+import io.github.ratelimit.limiter.Admission;
+import io.github.ratelimit.limiter.RateLimiter;
 import io.github.ratelimit.store.Acquisition;
 import io.github.ratelimit.store.RateLimitStore;
 import io.github.ratelimit.store.Reservation;
@@ -335,6 +338,96 @@ public abstract class RateLimitStoreConformanceTests {
 	}
 
 	/**
+	 * Several instances leasing blocks of one hot key (each a limiter of its own over the shared store) never admit
+	 * more than the capacity between them, under concurrency; what they strand is at most the blocks the others hold,
+	 * and every admission but one per block is answered without a store call.
+	 */
+	@ParameterizedTest
+	@EnumSource(value = Algorithm.class, names = "SLIDING_LOG", mode = EnumSource.Mode.EXCLUDE)
+	void leasedBlocksOfSeveralInstancesNeverAdmitMoreThanTheCapacity(Algorithm algorithm) {
+		RateLimitPolicy policy = policy(algorithm, 100, Duration.ofMinutes(1)).toBuilder().lease(10).build();
+		assumeShared(policy);
+		this.clock.alignTo(policy.window(), 1_000);
+		AtomicLong calls = new AtomicLong();
+		List<RateLimiter> instances = List.of(instance(calls), instance(calls), instance(calls));
+		AtomicLong admitted = new AtomicLong();
+		AtomicInteger next = new AtomicInteger();
+		ConcurrentTestHarness.run(24, () -> {
+			RateLimiter instance = instances.get(next.getAndIncrement() % instances.size());
+			for (int i = 0; i < 20; i++) {
+				if (decide(instance, policy, "hot").allowed()) {
+					admitted.incrementAndGet();
+				}
+			}
+		});
+		assertThat(admitted.get()).isLessThanOrEqualTo(100).isGreaterThanOrEqualTo(100 - (instances.size() - 1) * 10);
+		// A block per 10 admissions, and a block asked by each thread that found its instance's block empty at once;
+		// near the end, per instance, a smaller block or a request of its own, then the rejection its deny cache keeps.
+		assertThat(calls.get()).isLessThan(admitted.get());
+	}
+
+	/** What a leasing instance holds and does not use is what the others miss: never more than its block. */
+	@ParameterizedTest
+	@EnumSource(value = Algorithm.class, names = "SLIDING_LOG", mode = EnumSource.Mode.EXCLUDE)
+	void anIdleHoldersUnusedBlockIsAllTheOthersMissAndItLapsesWithTheWindowOrRefill(Algorithm algorithm) {
+		RateLimitPolicy policy = policy(algorithm, 100, Duration.ofMinutes(1)).toBuilder().lease(10).build();
+		assumeShared(policy);
+		this.clock.alignTo(policy.window(), 1_000);
+		RateLimiter holder = instance(new AtomicLong());
+		RateLimiter other = instance(new AtomicLong());
+		assertThat(decide(holder, policy, "hot").allowed()).isTrue(); // takes a block of 10, uses 1
+		assertThat(drain(other, policy, "hot")).isEqualTo(90);
+		// The holder crashes: its 9 units are lost until its block's window ends (or the bucket refills them).
+		this.clock.advance(policy.window().multipliedBy(2));
+		assertThat(drain(other, policy, "hot")).isEqualTo(100);
+	}
+
+	/** A reset drops this instance's block, and a unit given back returns to the block it came from. */
+	@ParameterizedTest
+	@EnumSource(value = Algorithm.class, names = "SLIDING_LOG", mode = EnumSource.Mode.EXCLUDE)
+	void aResetDropsTheInstancesBlockAndUnitsGivenBackReturnToIt(Algorithm algorithm) {
+		RateLimitPolicy policy = policy(algorithm, 30, Duration.ofMinutes(1)).toBuilder().lease(10).build();
+		assumeShared(policy);
+		this.clock.alignTo(policy.window(), 1_000);
+		AtomicLong calls = new AtomicLong();
+		RateLimiter holder = instance(calls);
+		Admission first = holder.tryAcquireAll(List.of(new Acquisition(policy, "k", 1)));
+		assertThat(first.allowed()).isTrue();
+		long callsForTheBlock = calls.get();
+		first.refund(0);
+		assertThat(drain(holder, policy, "k")).isEqualTo(30); // the unit given back was admitted again
+		holder.reset(policy, "k");
+		RateLimiter other = instance(new AtomicLong());
+		assertThat(drain(other, policy, "k")).isEqualTo(30);
+		assertThat(decide(holder, policy, "k").allowed()).isFalse(); // its dropped block admits nothing
+		assertThat(callsForTheBlock).isEqualTo(1);
+	}
+
+	private RateLimiter instance(AtomicLong calls) {
+		return RateLimiter.builder(new CountedStore(this.store, calls)).clock(this.clock).build();
+	}
+
+	private Decision decide(RateLimiter instance, RateLimitPolicy policy, String key) {
+		List<Acquisition> acquisition = List.of(new Acquisition(policy, key, 1));
+		Admission admission = nonBlocking() ? join(instance.tryAcquireAllAsync(acquisition))
+				: instance.tryAcquireAll(acquisition);
+		return Objects.requireNonNull(admission.decision(0));
+	}
+
+	private long drain(RateLimiter instance, RateLimitPolicy policy, String key) {
+		long admitted = 0;
+		for (int i = 0; i < 2 * policy.capacity(); i++) {
+			admitted += decide(instance, policy, key).allowed() ? 1 : 0;
+		}
+		return admitted;
+	}
+
+	private void assumeShared(RateLimitPolicy policy) {
+		assumeSupported(policy);
+		Assumptions.assumeFalse(this.store.isLocal(), "a store in this process leases nothing");
+	}
+
+	/**
 	 * Return whether this run asks the store through its non-blocking methods
 	 * ({@link RateLimitStore#tryAcquireAllAsync}, {@link RateLimitStore#refundAllAsync}) instead of its blocking
 	 * ones: a store's test runs the suite both ways.
@@ -595,6 +688,68 @@ public abstract class RateLimitStoreConformanceTests {
 
 	private static String nextName(Algorithm algorithm) {
 		return "conformance-" + algorithm.name().toLowerCase() + "-" + policies.incrementAndGet();
+	}
+
+	/** A store that counts the decisions asked of it, as another instance's view of the shared one. */
+	private static final class CountedStore implements RateLimitStore {
+
+		private final RateLimitStore store;
+
+		private final AtomicLong calls;
+
+		CountedStore(RateLimitStore store, AtomicLong calls) {
+			this.store = store;
+			this.calls = calls;
+		}
+
+		@Override
+		public Decision tryAcquire(RateLimitPolicy policy, String key, long cost) {
+			this.calls.incrementAndGet();
+			return this.store.tryAcquire(policy, key, cost);
+		}
+
+		@Override
+		public Reservation tryAcquireAll(List<Acquisition> acquisitions) {
+			this.calls.incrementAndGet();
+			return this.store.tryAcquireAll(acquisitions);
+		}
+
+		@Override
+		public CompletionStage<Reservation> tryAcquireAllAsync(List<Acquisition> acquisitions) {
+			this.calls.incrementAndGet();
+			return this.store.tryAcquireAllAsync(acquisitions);
+		}
+
+		@Override
+		public void refund(Acquisition acquisition, long countedAtMillis) {
+			this.store.refund(acquisition, countedAtMillis);
+		}
+
+		@Override
+		public void refundAll(List<Acquisition> acquisitions, long[] countedAtMillis) {
+			this.store.refundAll(acquisitions, countedAtMillis);
+		}
+
+		@Override
+		public CompletionStage<Void> refundAllAsync(List<Acquisition> acquisitions, long[] countedAtMillis) {
+			return this.store.refundAllAsync(acquisitions, countedAtMillis);
+		}
+
+		@Override
+		public long currentTimeMillis() {
+			return this.store.currentTimeMillis();
+		}
+
+		@Override
+		public void reset(RateLimitPolicy policy, String key) {
+			this.store.reset(policy, key);
+		}
+
+		@Override
+		public boolean isLocal() {
+			return this.store.isLocal();
+		}
+
 	}
 
 }

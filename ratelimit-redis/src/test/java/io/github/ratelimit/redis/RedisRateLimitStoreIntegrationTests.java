@@ -166,6 +166,28 @@ class RedisRateLimitStoreIntegrationTests {
 		assertThat(local.get(999).resetAfterMillis()).isEqualTo(first.resetAfterMillis() - 1000);
 	}
 
+	/**
+	 * Leased blocks on a hot key: 1,000 admitted requests through two instances cost at most 1,000 / block script
+	 * calls and a small constant, as Redis counts them (INFO commandstats), for each algorithm that leases.
+	 */
+	@ParameterizedTest
+	@EnumSource(value = Algorithm.class, names = "SLIDING_LOG", mode = EnumSource.Mode.EXCLUDE)
+	void aThousandRequestsAdmittedFromLeasedBlocksCostAThousandOverTheBlockScriptCalls(Algorithm algorithm) {
+		RateLimitPolicy policy = policy(algorithm, 1_000_000, Duration.ofHours(1)).toBuilder().lease(50).build();
+		MutableTimeSource clock = MutableTimeSource.at("2030-01-01T00:00:00Z");
+		RateLimiter first = RateLimiter.builder(this.store).clock(clock).build();
+		RateLimiter second = RateLimiter.builder(this.store).clock(clock).build();
+		redis.resetStats();
+		List<Decision> decisions = new ArrayList<>();
+		for (int i = 0; i < 1000; i++) {
+			decisions.add(((i % 2 == 0) ? first : second).tryAcquire(policy, "hot"));
+		}
+		assertThat(decisions).allSatisfy((decision) -> assertThat(decision.allowed()).isTrue());
+		assertThat(decisions).filteredOn((decision) -> decision.origin() == Decision.Origin.LEASE).hasSize(980);
+		assertThat(scriptCalls()).as("script calls for 1,000 admitted requests with blocks of 50")
+			.isLessThanOrEqualTo(1000 / 50 + 2);
+	}
+
 	@Test
 	void aSlidingLogNeverKeepsMoreEntriesThanItsLimitNeeds() {
 		io.github.ratelimit.conformance.MutableTimeSource clock = io.github.ratelimit.conformance.MutableTimeSource

@@ -258,6 +258,8 @@ public class RateLimitsEndpoint {
 		return new PolicyDescriptor(policy.name(), policy.algorithm().name(), policy.limit(),
 				Durations.format(policy.window()), policy.algorithm().isBucket() ? policy.burst() : null,
 				policy.failureMode().name(), policy.mode().name(), declared.value("description", String.class),
+				(policy.lease() == 0) ? null
+						: (policy.lease() == RateLimitPolicy.LEASE_AUTO) ? "auto" : String.valueOf(policy.lease()),
 				this.catalog.declaredBy(policy.name()), declared.sources(), plans, declared.isEnabled(),
 				withHeaviest ? heaviest(policy.name()) : null);
 	}
@@ -295,6 +297,8 @@ public class RateLimitsEndpoint {
 	 * @param failureMode the failure mode
 	 * @param mode whether it rejects ({@code ENFORCE}) or only reports ({@code SHADOW}) (since 0.2.0)
 	 * @param description what the limit is for, in words, or {@code null} (since 0.2.0)
+	 * @param lease the units each instance leases a block at a time ({@code auto} or a number), or {@code null} if
+	 * it leases none (since 0.3.0)
 	 * @param declaredBy the methods that declare it
 	 * @param sources by attribute, where its value came from
 	 * @param plans by plan, how the policy counts under it (from {@code ratelimit.plans.<plan>.<policy>})
@@ -303,8 +307,8 @@ public class RateLimitsEndpoint {
 	 * one policy (since 0.3.0)
 	 */
 	public record PolicyDescriptor(String name, String algorithm, long limit, String window, @Nullable Long burst,
-			String failureMode, String mode, @Nullable String description, List<String> declaredBy,
-			Map<String, String> sources, Map<String, PlanDescriptor> plans, boolean enabled,
+			String failureMode, String mode, @Nullable String description, @Nullable String lease,
+			List<String> declaredBy, Map<String, String> sources, Map<String, PlanDescriptor> plans, boolean enabled,
 			HeavyHitters.@Nullable Heaviest heaviest) {
 	}
 

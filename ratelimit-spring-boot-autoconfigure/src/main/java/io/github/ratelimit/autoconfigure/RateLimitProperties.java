@@ -442,6 +442,14 @@ public class RateLimitProperties implements InitializingBean {
 		private @Nullable String description;
 
 		/**
+		 * Lease the key's units a block at a time in front of a shared store, admitting from the block without a round
+		 * trip: 'auto' (blocks sized from each instance's rate, up to a sixteenth of the limit or burst) or a number of
+		 * units. The fleet never admits more than the limit, and may admit up to (instances - 1) x block less per
+		 * window. Not for sliding-log. When not set, the annotation's lease applies.
+		 */
+		private @Nullable String lease;
+
+		/**
 		 * Return these settings as one source of the policy's values, by the names the annotation and the
 		 * properties share: every setting, read generically, so that a new one needs no code here.
 		 * @param source the property prefix, such as {@code ratelimit.policies.orders}
@@ -497,6 +505,14 @@ public class RateLimitProperties implements InitializingBean {
 
 		public void setDescription(@Nullable String description) {
 			this.description = description;
+		}
+
+		public @Nullable String getLease() {
+			return this.lease;
+		}
+
+		public void setLease(@Nullable String lease) {
+			this.lease = lease;
 		}
 
 		public @Nullable Long getLimit() {

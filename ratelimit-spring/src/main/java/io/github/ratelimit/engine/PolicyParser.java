@@ -48,7 +48,7 @@ final class PolicyParser {
 	 * Attributes that decide nothing here, read into the spec's values by name for the code that uses them
 	 * ({@link PolicySpec#value}): their type, as values are converted to.
 	 */
-	private static final Map<String, Class<?>> PASSED_ON = Map.of("description", String.class);
+	private static final Map<String, Class<?>> PASSED_ON = Map.of("description", String.class, "lease", String.class);
 
 	/** The attributes a plan changes. */
 	private static final List<String> PLANNED = List.of("limit", "window", "burst");
@@ -115,6 +115,7 @@ final class PolicyParser {
 				.burst(values.get("burst", Long.class))
 				.failureMode(failureMode)
 				.mode(mode)
+				.lease(lease(values.getOrDefault("lease", String.class, "").trim()))
 				.build();
 			this.storeCheck.accept(policy);
 		}
@@ -166,6 +167,27 @@ final class PolicyParser {
 					changed.addAll(sources);
 					return parse(name, where, property, changed, parameterNames, parameterTypes);
 				});
+	}
+
+	/** A lease as written: {@code auto}, a number of units, or empty for none. */
+	private static long lease(String lease) {
+		if (lease.isEmpty()) {
+			return 0;
+		}
+		if (lease.equalsIgnoreCase("auto")) {
+			return RateLimitPolicy.LEASE_AUTO;
+		}
+		try {
+			long units = Long.parseLong(lease);
+			if (units < 1) {
+				throw new NumberFormatException();
+			}
+			return units;
+		}
+		catch (NumberFormatException ex) {
+			throw new IllegalArgumentException("'lease' must be 'auto' or a number of units of at least 1 but was '"
+					+ lease + "'");
+		}
 	}
 
 	private void checkSharedKey(RateLimitPolicy policy, String where, Values values, String plan) {
@@ -391,9 +413,11 @@ final class PolicyParser {
 					return " (from " + ((source != null) ? source.sourceOf(attribute) : attribute) + ")";
 				}
 			}
-			if (message.startsWith("'count-on'") && isConfigured("count-on")) {
-				PolicyValues source = sourceSetting("count-on");
-				return " (from " + ((source != null) ? source.sourceOf("count-on") : "count-on") + ")";
+			for (String attribute : List.of("count-on", "lease")) {
+				if (message.startsWith("'" + attribute + "'") && isConfigured(attribute)) {
+					PolicyValues source = sourceSetting(attribute);
+					return " (from " + ((source != null) ? source.sourceOf(attribute) : attribute) + ")";
+				}
 			}
 			return "";
 		}

@@ -7,6 +7,7 @@ import java.util.Map;
 
 import io.github.ratelimit.Algorithm;
 import io.github.ratelimit.FailureMode;
+import io.github.ratelimit.RateLimitPolicy;
 import io.github.ratelimit.annotation.RateLimited;
 import org.junit.jupiter.api.Test;
 
@@ -50,6 +51,41 @@ class PolicyCatalogTests {
 		assertThat(orders.plans().get("pro").variant()).isEqualTo("pro");
 		assertThat(orders.planSources().get("pro")).containsExactly(Map.entry("limit", "ratelimit.plans.pro.orders.limit"),
 				Map.entry("window", "policy"));
+	}
+
+	@Test
+	void aLeaseIsReadFromTheAnnotationOrAPropertyAndRefusedOnASlidingLogWithAdvice() {
+		PolicyCatalog catalog = PolicyCatalog.builder().build();
+		catalog.register(Leased.class);
+		assertThat(catalog.policy("hot").policy().lease()).isEqualTo(RateLimitPolicy.LEASE_AUTO);
+		assertThat(catalog.policy("hot").sources()).containsEntry("lease", "annotation");
+		PolicyCatalog overridden = PolicyCatalog.builder()
+			.policies(Map.of("hot", values("ratelimit.policies.hot", "lease", "50")))
+			.build();
+		overridden.register(Leased.class);
+		assertThat(overridden.policy("hot").policy().lease()).isEqualTo(50);
+		assertThat(overridden.policy("hot").sources()).containsEntry("lease", "ratelimit.policies.hot.lease");
+		PolicyCatalog onALog = PolicyCatalog.builder()
+			.policies(Map.of("hot", values("ratelimit.policies.hot", "algorithm", Algorithm.SLIDING_LOG)))
+			.build();
+		assertThatExceptionOfType(InvalidRateLimitPolicyException.class)
+			.isThrownBy(() -> onALog.register(Leased.class))
+			.withMessageContaining("Leased#hot()")
+			.withMessageContaining("'lease' cannot apply to SLIDING_LOG")
+			.withMessageContaining("Use SLIDING_COUNTER, FIXED or a bucket");
+		PolicyCatalog tooLarge = PolicyCatalog.builder()
+			.policies(Map.of("hot", values("ratelimit.policies.hot", "lease", "2000")))
+			.build();
+		assertThatExceptionOfType(InvalidRateLimitPolicyException.class)
+			.isThrownBy(() -> tooLarge.register(Leased.class))
+			.withMessageContaining("'lease' must be at most the limit (1000) but was 2000")
+			.withMessageContaining("(from ratelimit.policies.hot.lease)");
+		PolicyCatalog notANumber = PolicyCatalog.builder()
+			.policies(Map.of("hot", values("ratelimit.policies.hot", "lease", "lots")))
+			.build();
+		assertThatExceptionOfType(InvalidRateLimitPolicyException.class)
+			.isThrownBy(() -> notANumber.register(Leased.class))
+			.withMessageContaining("'lease' must be 'auto' or a number of units of at least 1 but was 'lots'");
 	}
 
 	@Test
@@ -119,6 +155,15 @@ class PolicyCatalogTests {
 	interface OrderApi {
 
 		String orders(String user);
+
+	}
+
+	public static class Leased {
+
+		@RateLimited(name = "hot", limit = 1000, window = "1s", lease = "auto")
+		public String hot() {
+			return "hot";
+		}
 
 	}
 
