@@ -1,5 +1,7 @@
 package io.github.ratelimit.limiter;
 
+import java.lang.System.Logger;
+import java.lang.System.Logger.Level;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -26,14 +28,16 @@ import org.jspecify.annotations.Nullable;
 /**
  * Leased quotas, in front of a shared store: for a policy that leases ({@link RateLimitPolicy#lease()}), this
  * instance takes a key's units a block at a time, in the one store call that decides the request that needs it, and
- * admits the key's next requests from the block without a round trip.
+ * admits the key's next requests from the block without a round trip. While one request of the instance takes the
+ * key's block, its other requests wait for it rather than take one each.
  * <p>
- * Every unit admitted from a block was counted by the store when the block was taken, so the fleet never admits more
- * than the store would; what it may admit less is what other instances hold unused. A block lives until the window
- * it was counted in ends ({@code FIXED}, and the current window of {@code SLIDING_COUNTER}), or for the time the
- * bucket takes to refill it (the buckets), counted from before the store was asked so that it never outlives the
- * store's own window; what is left then lapses. Units given back (count by outcome, a rejected request's other
- * limits) return to the live block they came from; a block that has gone gives them back to the store.
+ * Every unit admitted from a block was counted by the store when the block was taken, and is admitted while the
+ * store would still have admitted it then: in a window ({@code FIXED}, and the current window of
+ * {@code SLIDING_COUNTER}) until the window ends; in a bucket while the bucket could not have refilled to its burst
+ * with the block's units still out of it. So the fleet never admits more than the store would; what it may admit
+ * less is what other instances hold unused, and what lapses. Units given back (count by outcome, a rejected
+ * request's other limits) return to the live block they came from; a block that has gone gives them back to the
+ * store.
  * <p>
  * Blocks are kept for at most {@value #MAX_KEYS} keys: past that, keys without a block are decided by the store one
  * request at a time, so that a flood of keys costs memory no more than it costs the keys' own quotas.
@@ -46,6 +50,8 @@ final class LeasingStore implements RateLimitStore {
 	/** An automatically sized block is at most the capacity divided by this. */
 	static final long AUTO_SHARE = 16;
 
+	private static final Logger logger = System.getLogger(LeasingStore.class.getName());
+
 	private final RateLimitStore store;
 
 	private final TimeSource clock;
@@ -56,6 +62,9 @@ final class LeasingStore implements RateLimitStore {
 
 	/** No purge before this time: a flood of keys scans the blocks at most once a second. */
 	private final AtomicLong nextPurgeAt = new AtomicLong(Long.MIN_VALUE);
+
+	private final ThrottledLogger refundFailures = new ThrottledLogger(logger,
+			RateLimiter.DEFAULT_FAILURE_LOG_INTERVAL_MILLIS);
 
 	LeasingStore(RateLimitStore store, TimeSource clock) {
 		this.store = store;
@@ -70,6 +79,9 @@ final class LeasingStore implements RateLimitStore {
 
 		/** Units not yet admitted. */
 		long left;
+
+		/** This instance's time the block was taken at: a clock that goes back before it ends the block. */
+		long takenAt = Long.MIN_VALUE;
 
 		/** This instance's time at which what is left lapses. */
 		long expiresAt = Long.MIN_VALUE;
@@ -90,11 +102,19 @@ final class LeasingStore implements RateLimitStore {
 		/** Until this instance's time, the store has too little left for a block: requests ask for their own. */
 		long scarceUntil = Long.MIN_VALUE;
 
+		/** For a bucket: the most whole tokens the store last said it had left, and this instance's time then. */
+		long lastRemaining;
+
+		long lastKnownAt = Long.MIN_VALUE;
+
 		/** Whether the block was reset or dropped: it admits nothing more. */
 		boolean dropped;
 
+		/** The block being taken, which the key's other requests wait for rather than take one each. */
+		@Nullable CompletableFuture<Void> refilling;
+
 		boolean live(long now) {
-			return !this.dropped && now < this.expiresAt;
+			return !this.dropped && now >= this.takenAt && now < this.expiresAt;
 		}
 
 	}
@@ -125,7 +145,8 @@ final class LeasingStore implements RateLimitStore {
 		if (!anyLeased(acquisitions)) {
 			return this.store.tryAcquireAll(acquisitions);
 		}
-		return join(decide(acquisitions, this::askNow));
+		Reservation local = fromBlockAlone(acquisitions);
+		return (local != null) ? local : join(decide(acquisitions, this::askNow, false));
 	}
 
 	@Override
@@ -133,7 +154,29 @@ final class LeasingStore implements RateLimitStore {
 		if (!anyLeased(acquisitions)) {
 			return this.store.tryAcquireAllAsync(acquisitions);
 		}
-		return decide(acquisitions, (asked) -> this.store.tryAcquireAllAsync(asked));
+		Reservation local = fromBlockAlone(acquisitions);
+		return (local != null) ? CompletableFuture.completedFuture(local)
+				: decide(acquisitions, this.store::tryAcquireAllAsync, true);
+	}
+
+	/** The common case, kept short: one leased acquisition that its live block holds the units of. */
+	private @Nullable Reservation fromBlockAlone(List<Acquisition> acquisitions) {
+		if (acquisitions.size() != 1) {
+			return null;
+		}
+		Acquisition acquisition = acquisitions.get(0);
+		Block block = this.blocks.get(new BlockKey(acquisition.policy(), acquisition.key()));
+		if (block == null) {
+			return null;
+		}
+		long now = this.clock.currentTimeMillis();
+		synchronized (block) {
+			if (!block.live(now) || block.left < acquisition.cost()) {
+				return null;
+			}
+			block.left -= acquisition.cost();
+			return new Reservation(List.of(local(acquisition.policy(), block, now)), new long[] { block.countedAt });
+		}
 	}
 
 	private CompletionStage<Reservation> askNow(List<Acquisition> asked) {
@@ -150,30 +193,40 @@ final class LeasingStore implements RateLimitStore {
 			return stage.toCompletableFuture().join();
 		}
 		catch (CompletionException ex) {
-			if (ex.getCause() instanceof RuntimeException cause) {
-				throw cause;
-			}
-			throw ex;
+			throw unwrap(ex);
 		}
+	}
+
+	private static RuntimeException unwrap(Throwable failure) {
+		Throwable cause = (failure instanceof CompletionException && failure.getCause() != null) ? failure.getCause()
+				: failure;
+		return (cause instanceof RuntimeException ex) ? ex : new CompletionException(cause);
 	}
 
 	/**
 	 * Decide a request: each leased acquisition from its block, or from a block taken for it (or, when the store
-	 * cannot give a block, by the store alone), one after the other; then the others together, in one call. All or
-	 * nothing: if any is rejected, what the others took goes back.
+	 * cannot give a block, by the store alone), one after the other; then the others together, in one call, which
+	 * the store decides all or nothing among themselves. If any is rejected, what this instance took for the leased
+	 * ones goes back. If the store fails after some were taken, the failure is a partial one: the caller decides
+	 * the rest by their failure modes and keeps or gives back what was taken.
 	 */
 	private CompletionStage<Reservation> decide(List<Acquisition> acquisitions,
-			Function<List<Acquisition>, CompletionStage<Reservation>> ask) {
-		Request request = new Request(acquisitions);
+			Function<List<Acquisition>, CompletionStage<Reservation>> ask, boolean nonBlocking) {
+		Request request = new Request(acquisitions, nonBlocking);
 		CompletionStage<Void> leased = CompletableFuture.completedFuture(null);
 		for (int i = 0; i < request.size; i++) {
 			int index = i;
 			if (leases(acquisitions.get(i).policy())) {
 				leased = leased.thenCompose((ignored) -> request.rejected() ? CompletableFuture.completedFuture(null)
-						: decideLeased(request, index, ask));
+						: decideLeased(request, index, ask, false));
 			}
 		}
-		return leased.thenCompose((ignored) -> {
+		return leased.handle((ignored, failure) -> {
+			if (failure != null) {
+				throw request.failed(List.of(), unwrap(failure));
+			}
+			return request;
+		}).thenCompose((decided) -> {
 			List<Integer> others = new ArrayList<>();
 			for (int i = 0; i < request.size; i++) {
 				if (request.decisions[i] == null) {
@@ -189,44 +242,66 @@ final class LeasingStore implements RateLimitStore {
 					throw request.failed(others, unwrap(failure));
 				}
 				for (int j = 0; j < others.size(); j++) {
-					request.decided(others.get(j), reservation.decisions().get(j), reservation.countedAt(j), null);
+					request.decided(others.get(j), reservation.decisions().get(j), reservation.countedAt(j), null,
+							false);
 				}
 				return request.settle();
 			});
-		}).whenComplete((reservation, failure) -> {
-			if (failure != null && !(unwrap(failure) instanceof PartialStoreFailureException)) {
-				request.giveBackAll(); // the caller learns of nothing taken: nothing stays taken
-			}
 		});
 	}
 
-	private static RuntimeException unwrap(Throwable failure) {
-		Throwable cause = (failure instanceof CompletionException && failure.getCause() != null) ? failure.getCause()
-				: failure;
-		return (cause instanceof RuntimeException ex) ? ex : new CompletionException(cause);
-	}
-
 	private CompletionStage<Void> decideLeased(Request request, int i,
-			Function<List<Acquisition>, CompletionStage<Reservation>> ask) {
+			Function<List<Acquisition>, CompletionStage<Reservation>> ask, boolean waited) {
 		Acquisition acquisition = request.acquisitions.get(i);
 		RateLimitPolicy policy = acquisition.policy();
 		long startedAt = this.clock.currentTimeMillis();
 		Block block = block(acquisition);
-		if (block != null) {
-			synchronized (block) {
-				if (block.live(startedAt) && block.left >= acquisition.cost()) {
-					block.left -= acquisition.cost();
-					request.decided(i, local(policy, block, startedAt), block.countedAt, block);
-					return CompletableFuture.completedFuture(null);
-				}
-			}
-		}
 		if (block == null) {
 			return ask(request, i, acquisition, ask); // too many keys hold a block: this one asks request by request
 		}
-		long size = Math.max(acquisition.cost(), nextSize(policy, block, startedAt));
-		return (size == acquisition.cost()) ? ask(request, i, acquisition, ask)
-				: takeBlock(request, i, block, size, startedAt, ask, true);
+		CompletableFuture<Void> pending = null;
+		long size = acquisition.cost();
+		synchronized (block) {
+			if (block.live(startedAt) && block.left >= acquisition.cost()) {
+				block.left -= acquisition.cost();
+				request.decided(i, local(policy, block, startedAt), block.countedAt, block, true);
+				return CompletableFuture.completedFuture(null);
+			}
+			if (block.refilling != null) {
+				pending = waited ? null : block.refilling;
+			}
+			else {
+				size = Math.max(acquisition.cost(), nextSize(policy, block, startedAt));
+				if (policy.algorithm().isBucket() && !bucketHasRoom(policy, block, acquisition.cost(), startedAt)) {
+					size = acquisition.cost();
+				}
+				if (size > acquisition.cost()) {
+					block.refilling = new CompletableFuture<>();
+				}
+			}
+		}
+		if (pending != null) {
+			// Another request of this instance is taking the key's block: use it rather than take one more.
+			CompletionStage<Void> taken = pending.handle((ignored, failure) -> null);
+			if (!request.nonBlocking) {
+				taken.toCompletableFuture().join();
+				return decideLeased(request, i, ask, true);
+			}
+			return taken.thenCompose((ignored) -> decideLeased(request, i, ask, true));
+		}
+		if (size == acquisition.cost()) {
+			return ask(request, i, acquisition, ask);
+		}
+		return takeBlock(request, i, block, size, startedAt, ask, true).whenComplete((ignored, failure) -> {
+			CompletableFuture<Void> refilled;
+			synchronized (block) {
+				refilled = block.refilling;
+				block.refilling = null;
+			}
+			if (refilled != null) {
+				refilled.complete(null);
+			}
+		});
 	}
 
 	/**
@@ -247,6 +322,8 @@ final class LeasingStore implements RateLimitStore {
 				}
 				synchronized (block) {
 					block.scarceUntil = startedAt + decision.retryAfterMillis();
+					block.lastRemaining = decision.remaining();
+					block.lastKnownAt = startedAt;
 				}
 				return ask(request, i, acquisition, ask);
 			}
@@ -254,24 +331,23 @@ final class LeasingStore implements RateLimitStore {
 			synchronized (block) {
 				if (block.dropped) {
 					// Reset while the block was asked for: this request keeps its units, the rest lapse.
-					request.decided(i, decision, countedAt, null);
+					request.decided(i, decision, countedAt, null, true);
 					return CompletableFuture.completedFuture(null);
 				}
-				long expiresAt = startedAt + lifetime(policy, size, countedAt);
-				if (block.live(startedAt) && block.left > 0) {
-					block.expiresAt = Math.min(block.expiresAt, expiresAt); // merged: the earlier end holds for both
-					block.left += size - acquisition.cost();
-				}
-				else {
-					block.expiresAt = expiresAt;
-					block.left = size - acquisition.cost();
-				}
+				boolean merged = block.live(startedAt) && block.left > 0; // units given back since it ran out
+				long unspent = (merged ? block.left : 0) + size - acquisition.cost();
+				long expiresAt = startedAt + lifetime(policy, countedAt, decision.remaining(), unspent);
+				block.expiresAt = merged ? Math.min(block.expiresAt, expiresAt) : expiresAt;
+				block.takenAt = merged ? block.takenAt : startedAt;
+				block.left = unspent;
 				block.countedAt = countedAt;
 				block.size = size;
 				block.storeRemaining = decision.remaining();
+				block.lastRemaining = decision.remaining();
+				block.lastKnownAt = startedAt;
 				block.resetAt = startedAt + decision.resetAfterMillis();
 				block.nextUnitAt = startedAt + decision.nextUnitAfterMillis();
-				request.decided(i, reported(policy, decision, block.left), countedAt, block);
+				request.decided(i, reported(policy, decision, unspent), countedAt, block, true);
 			}
 			return CompletableFuture.completedFuture(null);
 		});
@@ -280,8 +356,34 @@ final class LeasingStore implements RateLimitStore {
 	/** Ask the store for this request's units alone. */
 	private CompletionStage<Void> ask(Request request, int i, Acquisition acquisition,
 			Function<List<Acquisition>, CompletionStage<Reservation>> ask) {
-		return ask.apply(List.of(acquisition)).thenAccept((reservation) -> request.decided(i,
-				reservation.decisions().get(0), reservation.countedAt(0), null));
+		long startedAt = this.clock.currentTimeMillis();
+		return ask.apply(List.of(acquisition)).thenAccept((reservation) -> {
+			Decision decision = reservation.decisions().get(0);
+			Block block = this.blocks.get(new BlockKey(acquisition.policy(), acquisition.key()));
+			if (block != null) {
+				synchronized (block) {
+					block.lastRemaining = decision.remaining();
+					block.lastKnownAt = startedAt;
+				}
+			}
+			request.decided(i, decision, reservation.countedAt(0), null, true);
+		});
+	}
+
+	/**
+	 * Whether a bucket, as the store last described it, has room for a block to live: it must not be full, or the
+	 * block's units would lapse at once (see {@link #lifetime}). A bucket not heard of yet is asked for the request's
+	 * units alone, which tells.
+	 */
+	private static boolean bucketHasRoom(RateLimitPolicy policy, Block block, long cost, long now) {
+		if (block.lastKnownAt == Long.MIN_VALUE || now < block.lastKnownAt) {
+			return false;
+		}
+		long tokens = policy.burst() - (block.lastRemaining + 1) + cost;
+		// What refilled since, rounded up: tokens × unitsPerToken ≤ elapsed × unitsPerMilli.
+		long elapsed = Math.min(now - block.lastKnownAt, policy.windowMillis());
+		long refilled = (elapsed * policy.unitsPerMilli() + policy.unitsPerToken() - 1) / policy.unitsPerToken();
+		return tokens - refilled > 0;
 	}
 
 	/** The key's block, created on first use; {@code null} if too many keys hold one already. */
@@ -310,7 +412,7 @@ final class LeasingStore implements RateLimitStore {
 		int before = this.blocks.size();
 		this.blocks.values().removeIf((block) -> {
 			synchronized (block) {
-				return !block.live(now);
+				return !block.live(now) && block.refilling == null;
 			}
 		});
 		return before - this.blocks.size();
@@ -320,35 +422,40 @@ final class LeasingStore implements RateLimitStore {
 	 * The size of the key's next block: the policy's, or, for {@link RateLimitPolicy#LEASE_AUTO}, twice the last one
 	 * if it was used up before it lapsed, else what of it was used; at least 1, at most the capacity divided by
 	 * {@value #AUTO_SHARE}. None while the store had too little left for the last one, until the time it gave.
+	 * Called with the block's monitor held.
 	 */
 	private static long nextSize(RateLimitPolicy policy, Block block, long now) {
-		synchronized (block) {
-			if (now < block.scarceUntil) {
-				return 1; // what the request costs: no block until the store has one to give
-			}
-			if (policy.lease() != RateLimitPolicy.LEASE_AUTO) {
-				return policy.lease();
-			}
-			long most = Math.max(1, policy.capacity() / AUTO_SHARE);
-			long last = Math.max(1, block.size);
-			long next = (block.live(now) || block.left == 0) ? 2 * last : Math.max(1, last - block.left);
-			return Math.min(most, next);
+		if (now < block.scarceUntil) {
+			return 1; // what the request costs: no block until the store has one to give
 		}
+		if (policy.lease() != RateLimitPolicy.LEASE_AUTO) {
+			return policy.lease();
+		}
+		long most = Math.max(1, policy.capacity() / AUTO_SHARE);
+		long last = Math.max(1, block.size);
+		long next = (block.live(now) || block.left == 0) ? 2 * last : Math.max(1, last - block.left);
+		return Math.min(most, next);
 	}
 
 	/**
-	 * How long a block counted at {@code countedAt} may be used: until the end of the window that counted it, or
-	 * for a bucket the time it takes to refill the block (at least a millisecond, at most a window).
+	 * How long units counted at {@code countedAt} may be admitted from a block, so that every admission is one the
+	 * store would have made then. In a window ({@code FIXED}, and the current window of {@code SLIDING_COUNTER}): until
+	 * it ends. In a bucket: while the bucket, refilling at its rate from what it had left, could not yet have reached
+	 * its burst with the block's unspent units still out of it, since the units a full bucket would have lost are
+	 * what admitting them later could add; so a block taken from a nearly full bucket lapses at once.
 	 */
-	static long lifetime(RateLimitPolicy policy, long size, long countedAt) {
+	static long lifetime(RateLimitPolicy policy, long countedAt, long storeRemaining, long unspent) {
 		long window = policy.windowMillis();
 		if (policy.algorithm() == Algorithm.FIXED || policy.algorithm() == Algorithm.SLIDING_COUNTER) {
 			return window - Math.floorMod(countedAt, window);
 		}
-		// size × unitsPerToken stays below 2^51: the policy checks burst × unitsPerToken, and size ≤ burst.
-		long units = size * policy.unitsPerToken();
-		long refill = (units + policy.unitsPerMilli() - 1) / policy.unitsPerMilli();
-		return Math.max(1, Math.min(window, refill));
+		// The store reports whole tokens: up to one more may be there in part.
+		long room = policy.burst() - (storeRemaining + 1) - unspent;
+		if (room <= 0) {
+			return 0;
+		}
+		// room × unitsPerToken stays below 2^51: the policy checks burst × unitsPerToken.
+		return Math.min(window, room * policy.unitsPerToken() / policy.unitsPerMilli());
 	}
 
 	private static Decision local(RateLimitPolicy policy, Block block, long now) {
@@ -368,25 +475,34 @@ final class LeasingStore implements RateLimitStore {
 
 		final int size;
 
+		/** Whether what it gives back must not make the calling thread wait. */
+		final boolean nonBlocking;
+
 		final @Nullable Decision[] decisions;
 
 		final long[] countedAt;
 
-		/** Per acquisition, the block its units came from, or {@code null} if the store holds them. */
+		/** Per acquisition, whether this instance holds units it took for it (from a block, or asked alone). */
+		final boolean[] taken;
+
+		/** Per acquisition, the block its units came from, or {@code null}. */
 		final @Nullable Block[] from;
 
-		Request(List<Acquisition> acquisitions) {
+		Request(List<Acquisition> acquisitions, boolean nonBlocking) {
 			this.acquisitions = acquisitions;
 			this.size = acquisitions.size();
+			this.nonBlocking = nonBlocking;
 			this.decisions = new Decision[this.size];
 			this.countedAt = new long[this.size];
+			this.taken = new boolean[this.size];
 			this.from = new Block[this.size];
 		}
 
-		synchronized void decided(int i, Decision decision, long countedAt, @Nullable Block from) {
+		synchronized void decided(int i, Decision decision, long countedAt, @Nullable Block from, boolean taken) {
 			this.decisions[i] = decision;
 			this.countedAt[i] = countedAt;
 			this.from[i] = from;
+			this.taken[i] = taken && decision.allowed();
 		}
 
 		synchronized boolean rejected() {
@@ -398,14 +514,17 @@ final class LeasingStore implements RateLimitStore {
 			return false;
 		}
 
-		/** The reservation; if rejected, what the admitted ones took is given back and the rest reported undecided. */
+		/**
+		 * The reservation. If rejected, what this instance took is given back (the store already gave back what its
+		 * own call took), and the acquisitions not asked are reported undecided.
+		 */
 		synchronized Reservation settle() {
 			if (rejected()) {
-				giveBackAll();
+				giveBack();
 				for (int i = 0; i < this.size; i++) {
-					Decision decision = this.decisions[i];
-					this.decisions[i] = (decision == null) ? OneByOne.notDecided(this.acquisitions.get(i))
-							: OneByOne.givenBack(decision, this.acquisitions.get(i).cost());
+					if (this.decisions[i] == null) {
+						this.decisions[i] = OneByOne.notDecided(this.acquisitions.get(i));
+					}
 				}
 			}
 			List<Decision> decided = new ArrayList<>(this.size);
@@ -416,45 +535,83 @@ final class LeasingStore implements RateLimitStore {
 		}
 
 		/**
-		 * The others' call failed: a partial failure is handed on for the whole request (the leased ones decided),
-		 * anything else after giving back what the leased ones took.
+		 * The store failed: if this instance took units for some acquisitions already, the failure is partial, those
+		 * decided and kept for the caller to keep or give back; else it is the store's failure as it is.
 		 */
 		synchronized RuntimeException failed(List<Integer> others, RuntimeException failure) {
-			if (!(failure instanceof PartialStoreFailureException partial)) {
-				return failure;
-			}
-			@Nullable Decision[] all = this.decisions.clone();
+			@Nullable Decision[] all = new Decision[this.size];
 			long[] times = this.countedAt.clone();
-			for (int j = 0; j < others.size(); j++) {
-				int i = others.get(j);
-				all[i] = partial.failed(j) ? null : partial.decision(j);
-				times[i] = partial.countedAt(j);
+			boolean anyTaken = false;
+			for (int i = 0; i < this.size; i++) {
+				if (this.taken[i]) {
+					all[i] = this.decisions[i];
+					anyTaken = true;
+				}
 			}
-			return new PartialStoreFailureException(all, times,
-					(failure.getCause() instanceof RuntimeException cause) ? cause : failure);
+			if (failure instanceof PartialStoreFailureException partial) {
+				for (int j = 0; j < others.size(); j++) {
+					int i = others.get(j);
+					all[i] = partial.failed(j) ? null : partial.decision(j);
+					times[i] = partial.countedAt(j);
+					anyTaken |= !partial.failed(j);
+				}
+			}
+			if (!anyTaken) {
+				return (failure instanceof PartialStoreFailureException partial
+						&& partial.getCause() instanceof RuntimeException cause) ? cause : failure;
+			}
+			RuntimeException cause = (failure instanceof PartialStoreFailureException
+					&& failure.getCause() instanceof RuntimeException inner) ? inner : failure;
+			return new PartialStoreFailureException(all, times, cause);
 		}
 
-		/** Give back what every admitted acquisition took: to its block, or to the store. */
-		synchronized void giveBackAll() {
+		/** Give back, once, what this instance took: to the block it came from, else to the store. */
+		private void giveBack() {
 			List<Acquisition> toStore = new ArrayList<>();
 			List<Long> times = new ArrayList<>();
 			for (int i = 0; i < this.size; i++) {
-				Decision decision = this.decisions[i];
-				if (decision == null || !decision.allowed() || decision.origin() == Decision.Origin.FAIL_OPEN) {
+				if (!this.taken[i]) {
 					continue;
 				}
+				this.taken[i] = false;
 				Acquisition acquisition = this.acquisitions.get(i);
 				if (!returnToBlock(acquisition, this.countedAt[i])) {
 					toStore.add(acquisition);
 					times.add(this.countedAt[i]);
 				}
-				this.decisions[i] = OneByOne.givenBack(decision, acquisition.cost());
+				this.decisions[i] = OneByOne.givenBack(Decision.class.cast(this.decisions[i]), acquisition.cost());
 			}
 			if (!toStore.isEmpty()) {
-				LeasingStore.this.store.refundAll(toStore, times.stream().mapToLong(Long::longValue).toArray());
+				refundQuietly(toStore, times.stream().mapToLong(Long::longValue).toArray(), this.nonBlocking);
 			}
 		}
 
+	}
+
+	/** Give units back to the store, logging rather than throwing if it cannot: the client stays counted. */
+	private void refundQuietly(List<Acquisition> acquisitions, long[] countedAt, boolean nonBlocking) {
+		try {
+			if (nonBlocking) {
+				this.store.refundAllAsync(acquisitions, countedAt).exceptionally((failure) -> {
+					logRefundFailure(unwrap(failure));
+					return null;
+				});
+			}
+			else {
+				this.store.refundAll(acquisitions, countedAt);
+			}
+		}
+		catch (RuntimeException ex) {
+			logRefundFailure(ex);
+		}
+	}
+
+	private void logRefundFailure(RuntimeException failure) {
+		this.refundFailures.log(Level.WARNING, this.clock.currentTimeMillis(),
+				(skipped) -> "Rate limit store could not give back leased units of a rejected request ("
+						+ failure.getMessage() + "); the client stays counted"
+						+ ((skipped > 0) ? " (" + skipped + " more since the last message)" : ""),
+				null);
 	}
 
 	/** Return whether this instance's live block of the key holds at least {@code cost} units. */
@@ -479,6 +636,7 @@ final class LeasingStore implements RateLimitStore {
 		}
 		synchronized (block) {
 			if (!block.live(this.clock.currentTimeMillis()) || block.countedAt != countedAt) {
+				block.lastRemaining += acquisition.cost(); // they go back to the store: it may have that much more
 				return false;
 			}
 			block.left += acquisition.cost();
@@ -554,7 +712,12 @@ final class LeasingStore implements RateLimitStore {
 	@Override
 	public void reset(RateLimitPolicy policy, String key) {
 		drop(policy.name(), policy.variant(), key);
-		this.store.reset(policy, key);
+		try {
+			this.store.reset(policy, key);
+		}
+		finally {
+			drop(policy.name(), policy.variant(), key); // a block taken while the reset was under way
+		}
 	}
 
 	@Override

@@ -102,6 +102,35 @@ class RedisRateLimitStoreIntegrationTests {
 			.isZero();
 	}
 
+	/**
+	 * The round trips a decision really costs, as Redis counts them: the first decision of a policy on an instance
+	 * waits for the instance to say which parameter set it decides with (a second script call), and so does the first
+	 * after the policy was idle for half the time a set stays live; otherwise one script call, with the set said
+	 * again alongside a decision about once a second, not waited for.
+	 */
+	@Test
+	void aDecisionIsOneScriptCallAndTheFirstOfAPolicyOrAfterAnIdleSpellTwo() {
+		MutableTimeSource clock = MutableTimeSource.at("2030-01-01T00:00:00Z");
+		try (RedisRateLimitStore store = RedisRateLimitStore.builder(connectionFactory).keyPrefix(this.prefix)
+			.clock(clock).build()) {
+			store.tryAcquire(policy(Algorithm.FIXED, 1_000, Duration.ofHours(1)).toBuilder().variant("warm").build(),
+					"k", 1); // loads the scripts
+			RateLimitPolicy policy = RateLimitPolicy.builder("first-" + UUID.randomUUID()).limit(1_000)
+				.window(Duration.ofHours(1)).build();
+			redis.resetStats();
+			store.tryAcquire(policy, "k", 1);
+			assertThat(roundTrips()).as("the first decision of a policy").isEqualTo(2);
+			for (int i = 0; i < 10; i++) {
+				clock.advanceMillis(50);
+				store.tryAcquire(policy, "k", 1);
+			}
+			assertThat(roundTrips()).as("ten more within a second").isEqualTo(12);
+			clock.advanceMillis(PolicyVersions.LIVE_MILLIS / 2);
+			store.tryAcquire(policy, "k", 1);
+			assertThat(roundTrips()).as("the first after an idle spell").isEqualTo(14);
+		}
+	}
+
 	@ParameterizedTest
 	@EnumSource(Algorithm.class)
 	void aFlushedScriptCacheIsRecoveredWithEvalAndDecidesTheSame(Algorithm algorithm) {
@@ -183,9 +212,11 @@ class RedisRateLimitStoreIntegrationTests {
 			decisions.add(((i % 2 == 0) ? first : second).tryAcquire(policy, "hot"));
 		}
 		assertThat(decisions).allSatisfy((decision) -> assertThat(decision.allowed()).isTrue());
-		assertThat(decisions).filteredOn((decision) -> decision.origin() == Decision.Origin.LEASE).hasSize(980);
+		// A bucket's first request on each instance asks for its own unit: a block from a full bucket would lapse.
+		assertThat(decisions).filteredOn((decision) -> decision.origin() == Decision.Origin.LEASE)
+			.hasSizeGreaterThanOrEqualTo(975);
 		assertThat(scriptCalls()).as("script calls for 1,000 admitted requests with blocks of 50")
-			.isLessThanOrEqualTo(1000 / 50 + 2);
+			.isLessThanOrEqualTo(1000 / 50 + 4);
 	}
 
 	@Test
@@ -420,6 +451,11 @@ class RedisRateLimitStoreIntegrationTests {
 	 * The decisions' script calls: every call but the one an instance makes about once a second per policy to say
 	 * which parameters it decides with (the only script that runs {@code HSET}), which a slow machine may meet.
 	 */
+	/** The script calls the client sent, the registrations of parameter sets included. */
+	private static long roundTrips() {
+		return redis.commandCalls("evalsha") + redis.commandCalls("eval");
+	}
+
 	private static long scriptCalls() {
 		return redis.commandCalls("evalsha") + redis.commandCalls("eval") - redis.commandCalls("hset");
 	}
