@@ -17,8 +17,10 @@ import java.util.function.IntUnaryOperator;
 import java.util.function.LongSupplier;
 
 /**
- * A closed-loop HTTP/1.1 load generator for loopback benchmarks, used when {@code wrk} is not installed: each
- * connection sends a GET, reads the whole response (keep-alive), and sends the next, for a fixed duration.
+ * A closed-loop HTTP/1.1 load generator for loopback benchmarks: each connection sends a GET, reads the whole
+ * response (keep-alive), and sends the next, for a fixed duration. Kept beside {@code wrk} for what {@code wrk} does
+ * not do: {@link #runPhased} switches every connection between endpoints in one-second phases and reads the server's
+ * CPU at each switch, the paired measurement of {@link HttpOverhead}.
  * <p>
  * {@snippet lang = "shell" :
  * java -cp benchmarks/target/benchmarks.jar io.github.ratelimit.benchmarks.HttpLoad http://127.0.0.1:8080/api/v1/unlimited 16 10

@@ -42,8 +42,8 @@ public class RedisDecisionBenchmark {
 	String outcome;
 
 	@Param({ "ratelimit-fixed", "ratelimit-sliding-log", "ratelimit-sliding-counter", "ratelimit-token-bucket",
-			"ratelimit-leaky-bucket", "ratelimit-fixed-uncoalesced", "ratelimit-fixed-deny-cache", "bucket4j",
-			"bucket4j-batching", "floor" })
+			"ratelimit-leaky-bucket", "ratelimit-fixed-uncoalesced", "ratelimit-fixed-deny-cache", "ratelimit-fixed-lease",
+			"bucket4j", "bucket4j-batching", "floor" })
 	String limiter;
 
 	private Limiter subject;

@@ -68,6 +68,8 @@ final class RedisLimiters {
 			case "ratelimit-leaky-bucket" -> ours(server, Algorithm.LEAKY_BUCKET, limit, window, true, false);
 			case "ratelimit-fixed-uncoalesced" -> ours(server, Algorithm.FIXED, limit, window, false, false);
 			case "ratelimit-fixed-deny-cache" -> ours(server, Algorithm.FIXED, limit, window, true, true);
+			case "ratelimit-fixed-lease" -> ours(server, Algorithm.FIXED, limit, window, true, true,
+					RateLimitPolicy.LEASE_AUTO);
 			case "bucket4j" -> bucket4j(server, limit, window, false);
 			case "bucket4j-batching" -> bucket4j(server, limit, window, true);
 			case "floor" -> floor(server);
@@ -85,6 +87,12 @@ final class RedisLimiters {
 
 	private static Limiter ours(RedisURI server, Algorithm algorithm, long limit, Duration window, boolean coalesce,
 			boolean denyCache) {
+		return ours(server, algorithm, limit, window, coalesce, denyCache, 0);
+	}
+
+	/** Ours; behind a {@code RateLimiter} (deny cache, leases) if {@code limiter}, else the store alone. */
+	private static Limiter ours(RedisURI server, Algorithm algorithm, long limit, Duration window, boolean coalesce,
+			boolean limiter, long lease) {
 		LettuceConnectionFactory factory = connectionFactory(server);
 		RedisRateLimitStore store = RedisRateLimitStore.builder(factory)
 			.keyPrefix("bench-" + UUID.randomUUID())
@@ -92,14 +100,15 @@ final class RedisLimiters {
 			.coalesce(coalesce)
 			.maxInFlight(Integer.getInteger("bench.maxInFlight", 4))
 			.build();
-		RateLimitPolicy policy = RateLimitPolicy.builder("bench").algorithm(algorithm).limit(limit).window(window).build();
-		if (denyCache) {
-			RateLimiter limiter = RateLimiter.builder(store).denyCache(true).build();
+		RateLimitPolicy policy = RateLimitPolicy.builder("bench").algorithm(algorithm).limit(limit).window(window)
+			.lease(lease).build();
+		if (limiter) {
+			RateLimiter rateLimiter = RateLimiter.builder(store).denyCache(true).build();
 			return new Limiter() {
 
 				@Override
 				public boolean tryAcquire(String key) {
-					return limiter.tryAcquire(policy, key).allowed();
+					return rateLimiter.tryAcquire(policy, key).allowed();
 				}
 
 				@Override

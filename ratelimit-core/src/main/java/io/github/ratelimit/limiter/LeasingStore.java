@@ -218,7 +218,7 @@ final class LeasingStore implements RateLimitStore {
 			int index = i;
 			if (leases(acquisitions.get(i).policy())) {
 				leased = leased.thenCompose((ignored) -> request.rejected() ? CompletableFuture.completedFuture(null)
-						: decideLeased(request, index, ask, false));
+						: decideLeased(request, index, ask));
 			}
 		}
 		return leased.handle((ignored, failure) -> {
@@ -251,57 +251,58 @@ final class LeasingStore implements RateLimitStore {
 	}
 
 	private CompletionStage<Void> decideLeased(Request request, int i,
-			Function<List<Acquisition>, CompletionStage<Reservation>> ask, boolean waited) {
+			Function<List<Acquisition>, CompletionStage<Reservation>> ask) {
 		Acquisition acquisition = request.acquisitions.get(i);
 		RateLimitPolicy policy = acquisition.policy();
-		long startedAt = this.clock.currentTimeMillis();
 		Block block = block(acquisition);
 		if (block == null) {
 			return ask(request, i, acquisition, ask); // too many keys hold a block: this one asks request by request
 		}
-		CompletableFuture<Void> pending = null;
-		long size = acquisition.cost();
-		synchronized (block) {
-			if (block.live(startedAt) && block.left >= acquisition.cost()) {
-				block.left -= acquisition.cost();
-				request.decided(i, local(policy, block, startedAt), block.countedAt, block, true);
-				return CompletableFuture.completedFuture(null);
-			}
-			if (block.refilling != null) {
-				pending = waited ? null : block.refilling;
-			}
-			else {
-				size = Math.max(acquisition.cost(), nextSize(policy, block, startedAt));
-				if (policy.algorithm().isBucket() && !bucketHasRoom(policy, block, acquisition.cost(), startedAt)) {
-					size = acquisition.cost();
-				}
-				if (size > acquisition.cost()) {
-					block.refilling = new CompletableFuture<>();
-				}
-			}
-		}
-		if (pending != null) {
-			// Another request of this instance is taking the key's block: use it rather than take one more.
-			CompletionStage<Void> taken = pending.handle((ignored, failure) -> null);
-			if (!request.nonBlocking) {
-				taken.toCompletableFuture().join();
-				return decideLeased(request, i, ask, true);
-			}
-			return taken.thenCompose((ignored) -> decideLeased(request, i, ask, true));
-		}
-		if (size == acquisition.cost()) {
-			return ask(request, i, acquisition, ask);
-		}
-		return takeBlock(request, i, block, size, startedAt, ask, true).whenComplete((ignored, failure) -> {
-			CompletableFuture<Void> refilled;
+		while (true) {
+			long startedAt = this.clock.currentTimeMillis();
+			CompletableFuture<Void> pending;
+			long size;
 			synchronized (block) {
-				refilled = block.refilling;
-				block.refilling = null;
+				if (block.live(startedAt) && block.left >= acquisition.cost()) {
+					block.left -= acquisition.cost();
+					request.decided(i, local(policy, block, startedAt), block.countedAt, block, true);
+					return CompletableFuture.completedFuture(null);
+				}
+				pending = block.refilling;
+				size = acquisition.cost();
+				if (pending == null) {
+					size = Math.max(acquisition.cost(), nextSize(policy, block, startedAt));
+					if (policy.algorithm().isBucket() && !bucketHasRoom(policy, block, acquisition.cost(), startedAt)) {
+						size = acquisition.cost();
+					}
+					if (size > acquisition.cost()) {
+						block.refilling = new CompletableFuture<>();
+					}
+				}
 			}
-			if (refilled != null) {
-				refilled.complete(null);
+			if (pending != null) {
+				// Another request of this instance is taking the key's block: use it rather than take one more.
+				CompletableFuture<Void> taken = pending.handle((ignored, failure) -> null);
+				if (request.nonBlocking) {
+					return taken.thenCompose((ignored) -> decideLeased(request, i, ask));
+				}
+				taken.join();
+				continue;
 			}
-		});
+			if (size == acquisition.cost()) {
+				return ask(request, i, acquisition, ask);
+			}
+			return takeBlock(request, i, block, size, startedAt, ask, true).whenComplete((ignored, failure) -> {
+				CompletableFuture<Void> refilled;
+				synchronized (block) {
+					refilled = block.refilling;
+					block.refilling = null;
+				}
+				if (refilled != null) {
+					refilled.complete(null);
+				}
+			});
+		}
 	}
 
 	/**
@@ -420,7 +421,7 @@ final class LeasingStore implements RateLimitStore {
 
 	/**
 	 * The size of the key's next block: the policy's, or, for {@link RateLimitPolicy#LEASE_AUTO}, twice the last one
-	 * if it was used up before it lapsed, else what of it was used; at least 1, at most the capacity divided by
+	 * if it was used up before it lapsed, else half of it; at least 1, at most the capacity divided by
 	 * {@value #AUTO_SHARE}. None while the store had too little left for the last one, until the time it gave.
 	 * Called with the block's monitor held.
 	 */
@@ -433,7 +434,7 @@ final class LeasingStore implements RateLimitStore {
 		}
 		long most = Math.max(1, policy.capacity() / AUTO_SHARE);
 		long last = Math.max(1, block.size);
-		long next = (block.live(now) || block.left == 0) ? 2 * last : Math.max(1, last - block.left);
+		long next = (block.live(now) || block.left == 0) ? 2 * last : Math.max(1, last / 2);
 		return Math.min(most, next);
 	}
 
