@@ -77,24 +77,8 @@ final class LeasingStore implements RateLimitStore {
 	/** A key's block, and what sizes its next one; guarded by its own monitor. */
 	private static final class Block {
 
-		/** Units not yet admitted. */
-		long left;
-
-		/** This instance's time the block was taken at: a clock that goes back before it ends the block. */
-		long takenAt = Long.MIN_VALUE;
-
-		/** This instance's time at which what is left lapses. */
-		long expiresAt = Long.MIN_VALUE;
-
-		/** The store's time the block was counted at: what a unit given back is matched by. */
-		long countedAt = Long.MIN_VALUE;
-
-		/** What the store said was left once it had counted the block. */
-		long storeRemaining;
-
-		long resetAt;
-
-		long nextUnitAt;
+		/** The units of the block last taken, which requests take without the monitor; {@code null} before. */
+		volatile @Nullable Grant grant;
 
 		/** The size of the last block taken. */
 		long size;
@@ -114,7 +98,69 @@ final class LeasingStore implements RateLimitStore {
 		@Nullable CompletableFuture<Void> refilling;
 
 		boolean live(long now) {
+			Grant grant = this.grant;
+			return grant != null && grant.live(now);
+		}
+
+	}
+
+	/**
+	 * The units of one block as they are admitted: taken and given back with a compare-and-set, so that the requests
+	 * of a hot key do not queue on a lock (on a busy core a lock's holder is preempted, and every other request of the
+	 * key then sleeps).
+	 */
+	private static final class Grant {
+
+		/** Units not yet admitted. */
+		final AtomicLong left;
+
+		/** This instance's time the block was taken at: a clock that goes back before it ends the block. */
+		final long takenAt;
+
+		/** This instance's time at which what is left lapses. */
+		final long expiresAt;
+
+		/** The store's time the block was counted at: what a unit given back is matched by. */
+		final long countedAt;
+
+		/** What the store said was left once it had counted the block. */
+		final long storeRemaining;
+
+		final long resetAt;
+
+		final long nextUnitAt;
+
+		volatile boolean dropped;
+
+		Grant(long left, long takenAt, long expiresAt, long countedAt, long storeRemaining, long resetAt,
+				long nextUnitAt) {
+			this.left = new AtomicLong(left);
+			this.takenAt = takenAt;
+			this.expiresAt = expiresAt;
+			this.countedAt = countedAt;
+			this.storeRemaining = storeRemaining;
+			this.resetAt = resetAt;
+			this.nextUnitAt = nextUnitAt;
+		}
+
+		boolean live(long now) {
 			return !this.dropped && now >= this.takenAt && now < this.expiresAt;
+		}
+
+		/** Take {@code cost} units if the grant is live and holds them; whether it did. */
+		boolean take(long cost, long now) {
+			if (!live(now)) {
+				return false;
+			}
+			long left;
+			do {
+				left = this.left.get();
+				if (left < cost) {
+					return false;
+				}
+			}
+			while (!this.left.compareAndSet(left, left - cost));
+			return true;
 		}
 
 	}
@@ -170,13 +216,11 @@ final class LeasingStore implements RateLimitStore {
 			return null;
 		}
 		long now = this.clock.currentTimeMillis();
-		synchronized (block) {
-			if (!block.live(now) || block.left < acquisition.cost()) {
-				return null;
-			}
-			block.left -= acquisition.cost();
-			return new Reservation(List.of(local(acquisition.policy(), block, now)), new long[] { block.countedAt });
+		Grant grant = block.grant;
+		if (grant == null || !grant.take(acquisition.cost(), now)) {
+			return null;
 		}
+		return new Reservation(List.of(local(acquisition.policy(), grant, now)), new long[] { grant.countedAt });
 	}
 
 	private CompletionStage<Reservation> askNow(List<Acquisition> asked) {
@@ -262,12 +306,12 @@ final class LeasingStore implements RateLimitStore {
 			long startedAt = this.clock.currentTimeMillis();
 			CompletableFuture<Void> pending;
 			long size;
+			Grant grant = block.grant;
+			if (grant != null && grant.take(acquisition.cost(), startedAt)) {
+				request.decided(i, local(policy, grant, startedAt), grant.countedAt, block, true);
+				return CompletableFuture.completedFuture(null);
+			}
 			synchronized (block) {
-				if (block.live(startedAt) && block.left >= acquisition.cost()) {
-					block.left -= acquisition.cost();
-					request.decided(i, local(policy, block, startedAt), block.countedAt, block, true);
-					return CompletableFuture.completedFuture(null);
-				}
 				pending = block.refilling;
 				size = acquisition.cost();
 				if (pending == null) {
@@ -335,19 +379,21 @@ final class LeasingStore implements RateLimitStore {
 					request.decided(i, decision, countedAt, null, true);
 					return CompletableFuture.completedFuture(null);
 				}
-				boolean merged = block.live(startedAt) && block.left > 0; // units given back since it ran out
-				long unspent = (merged ? block.left : 0) + size - acquisition.cost();
+				Grant old = block.grant;
+				// Units given back since it ran out, or left by requests that raced this one, go on in the new grant.
+				long carried = (old != null && old.live(startedAt)) ? old.left.getAndSet(0) : 0;
+				long unspent = carried + size - acquisition.cost();
 				long expiresAt = startedAt + lifetime(policy, countedAt, decision.remaining(), unspent);
-				block.expiresAt = merged ? Math.min(block.expiresAt, expiresAt) : expiresAt;
-				block.takenAt = merged ? block.takenAt : startedAt;
-				block.left = unspent;
-				block.countedAt = countedAt;
+				long takenAt = startedAt;
+				if (old != null && carried > 0) {
+					takenAt = old.takenAt;
+					expiresAt = Math.min(old.expiresAt, expiresAt); // the earlier end holds for both
+				}
+				block.grant = new Grant(unspent, takenAt, expiresAt, countedAt, decision.remaining(),
+						startedAt + decision.resetAfterMillis(), startedAt + decision.nextUnitAfterMillis());
 				block.size = size;
-				block.storeRemaining = decision.remaining();
 				block.lastRemaining = decision.remaining();
 				block.lastKnownAt = startedAt;
-				block.resetAt = startedAt + decision.resetAfterMillis();
-				block.nextUnitAt = startedAt + decision.nextUnitAfterMillis();
 				request.decided(i, reported(policy, decision, unspent), countedAt, block, true);
 			}
 			return CompletableFuture.completedFuture(null);
@@ -434,7 +480,9 @@ final class LeasingStore implements RateLimitStore {
 		}
 		long most = Math.max(1, policy.capacity() / AUTO_SHARE);
 		long last = Math.max(1, block.size);
-		long next = (block.live(now) || block.left == 0) ? 2 * last : Math.max(1, last / 2);
+		Grant grant = block.grant;
+		boolean usedUp = grant == null || grant.live(now) || grant.left.get() == 0;
+		long next = usedUp ? 2 * last : Math.max(1, last / 2);
 		return Math.min(most, next);
 	}
 
@@ -459,9 +507,9 @@ final class LeasingStore implements RateLimitStore {
 		return Math.min(window, room * policy.unitsPerToken() / policy.unitsPerMilli());
 	}
 
-	private static Decision local(RateLimitPolicy policy, Block block, long now) {
-		return new Decision(true, policy.limit(), Math.min(policy.limit(), block.storeRemaining + block.left),
-				Math.max(0, block.resetAt - now), 0, Math.max(0, block.nextUnitAt - now), Decision.Origin.LEASE);
+	private static Decision local(RateLimitPolicy policy, Grant grant, long now) {
+		return new Decision(true, policy.limit(), Math.min(policy.limit(), grant.storeRemaining + grant.left.get()),
+				Math.max(0, grant.resetAt - now), 0, Math.max(0, grant.nextUnitAt - now), Decision.Origin.LEASE);
 	}
 
 	private static Decision reported(RateLimitPolicy policy, Decision decision, long left) {
@@ -621,9 +669,8 @@ final class LeasingStore implements RateLimitStore {
 		if (block == null) {
 			return false;
 		}
-		synchronized (block) {
-			return block.live(now) && block.left >= cost;
-		}
+		Grant grant = block.grant;
+		return grant != null && grant.live(now) && grant.left.get() >= cost;
 	}
 
 	/** Return units to the live block of the key that counted them at {@code countedAt}; whether it could. */
@@ -635,14 +682,15 @@ final class LeasingStore implements RateLimitStore {
 		if (block == null) {
 			return false;
 		}
-		synchronized (block) {
-			if (!block.live(this.clock.currentTimeMillis()) || block.countedAt != countedAt) {
+		Grant grant = block.grant;
+		if (grant == null || !grant.live(this.clock.currentTimeMillis()) || grant.countedAt != countedAt) {
+			synchronized (block) {
 				block.lastRemaining += acquisition.cost(); // they go back to the store: it may have that much more
-				return false;
 			}
-			block.left += acquisition.cost();
-			return true;
+			return false;
 		}
+		grant.left.addAndGet(acquisition.cost());
+		return true;
 	}
 
 	@Override
@@ -686,14 +734,10 @@ final class LeasingStore implements RateLimitStore {
 	public void charge(Acquisition acquisition, long countedAtMillis) {
 		if (leases(acquisition.policy())) {
 			Block block = this.blocks.get(new BlockKey(acquisition.policy(), acquisition.key()));
-			if (block != null) {
-				synchronized (block) {
-					if (block.live(this.clock.currentTimeMillis()) && block.countedAt == countedAtMillis
-							&& block.left >= acquisition.cost()) {
-						block.left -= acquisition.cost();
-						return;
-					}
-				}
+			Grant grant = (block != null) ? block.grant : null;
+			if (grant != null && grant.countedAt == countedAtMillis
+					&& grant.take(acquisition.cost(), this.clock.currentTimeMillis())) {
+				return;
 			}
 		}
 		this.store.charge(acquisition, countedAtMillis);
@@ -737,6 +781,10 @@ final class LeasingStore implements RateLimitStore {
 			Block block = entry.getValue();
 			synchronized (block) {
 				block.dropped = true;
+				Grant grant = block.grant;
+				if (grant != null) {
+					grant.dropped = true;
+				}
 			}
 			return true;
 		});
@@ -746,6 +794,10 @@ final class LeasingStore implements RateLimitStore {
 		this.blocks.values().removeIf((block) -> {
 			synchronized (block) {
 				block.dropped = true;
+				Grant grant = block.grant;
+				if (grant != null) {
+					grant.dropped = true;
+				}
 			}
 			return true;
 		});
