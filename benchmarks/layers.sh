@@ -9,10 +9,10 @@
 #   benchmarks/layers.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
+command -v wrk > /dev/null || { echo "wrk is not installed: sudo apt-get install wrk" >&2; exit 1; }
 SECONDS_PER_RUN=${SECONDS_PER_RUN:-10}
 ROUNDS=${ROUNDS:-3}
-mvn -B -q -pl benchmarks,sample-app -am -DskipTests package
-BENCH_JAR=benchmarks/target/benchmarks.jar
+mvn -B -q -pl sample-app -am -DskipTests package
 SAMPLE_JAR=$(ls sample-app/target/sample-app-*.jar | grep -v original | head -1)
 REDIS_PORT=$((30000 + RANDOM % 5000))
 PIDS=()
@@ -37,7 +37,11 @@ start_app() {
   exit 1
 }
 
-load() { java -cp "$BENCH_JAR" io.github.ratelimit.benchmarks.HttpLoad "http://127.0.0.1:$1$2" 16 "$3"; }
+# load <port> <path> <seconds>: wrk at 16 connections; prints requests/s and the responses that were not 2xx.
+load() {
+  wrk -t1 -c16 -d"$3s" "http://127.0.0.1:$1$2" \
+    | awk '/Requests\/sec/ { rps = $2 } /Non-2xx/ { other = $NF } END { printf "requests/s=%s non2xx=%d\n", rps, other }'
+}
 
 script_calls() {
   redis-cli -p "$REDIS_PORT" INFO commandstats | tr -d '\r' \

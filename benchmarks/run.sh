@@ -5,11 +5,12 @@
 #   benchmarks/run.sh           # the full run, about 90 minutes on 2 cores
 #   benchmarks/run.sh --quick   # shorter iterations, about 15 minutes: for a first look, not for the record
 #
-# Needs a JDK 17+, Maven, redis-server and redis-cli. Uses wrk for the HTTP part when installed
-# (apt-get install wrk), else a Java load generator. Everything runs on 127.0.0.1 and stops by itself; the
+# Needs a JDK 17+, Maven, redis-server, redis-cli and wrk (apt-get install redis-server wrk). Everything runs on
+# 127.0.0.1 and stops by itself; the
 # redis-server and sample applications it starts are stopped on exit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+command -v wrk > /dev/null || { echo "wrk is not installed: sudo apt-get install wrk" >&2; exit 1; }
 
 QUICK=0
 if [ "${1:-}" = "--quick" ]; then QUICK=1; fi
@@ -137,17 +138,13 @@ JMH_ITERATIONS=("${JMH_RUN[@]}")
 # HTTP: the sample app's endpoint with and without @RateLimited, in memory and on Redis.
 load() {
   local label=$1 url=$2
-  if command -v wrk >/dev/null 2>&1; then
-    wrk -t2 -c16 -d"${HTTP_SECONDS}s" --latency "$url" > "$RESULTS/wrk-$label.txt"
-    awk -v label="$label" '
-      function micros(v) { if (v ~ /us$/) return v + 0; if (v ~ /ms$/) return v * 1000; if (v ~ /s$/) return v * 1000000; return v }
-      /^ +50%/ { p50 = micros($2) } /^ +99%/ { p99 = micros($2) }
-      /requests in/ { total = $1 } /Non-2xx/ { non2xx = $NF } /Requests\/sec/ { rps = $2 }
-      END { printf "HTTP %s requests/s=%s p50_us=%d p99_us=%d 2xx=%d 429=0 other=%d\n", label, rps, p50, p99, total - non2xx, non2xx }
-    ' "$RESULTS/wrk-$label.txt"
-  else
-    echo "HTTP $label $(java -cp "$BENCH_JAR" io.github.ratelimit.benchmarks.HttpLoad "$url" 16 "$HTTP_SECONDS")"
-  fi
+  wrk -t2 -c16 -d"${HTTP_SECONDS}s" --latency "$url" > "$RESULTS/wrk-$label.txt"
+  awk -v label="$label" '
+    function micros(v) { if (v ~ /us$/) return v + 0; if (v ~ /ms$/) return v * 1000; if (v ~ /s$/) return v * 1000000; return v }
+    /^ +50%/ { p50 = micros($2) } /^ +99%/ { p99 = micros($2) }
+    /requests in/ { total = $1 } /Non-2xx/ { non2xx = $NF } /Requests\/sec/ { rps = $2 }
+    END { printf "HTTP %s requests/s=%s p50_us=%d p99_us=%d 2xx=%d 429=0 other=%d\n", label, rps, p50, p99, total - non2xx, non2xx }
+  ' "$RESULTS/wrk-$label.txt"
 }
 
 # Starts the sample app with the given profile; sets APP_PORT and APP_PID. Tries another port if the app exits
@@ -172,7 +169,7 @@ http_app() {
   return 1
 }
 
-echo "== HTTP ($(command -v wrk >/dev/null 2>&1 && echo wrk || echo 'Java load generator'), ${HTTP_SECONDS}s per run)"
+echo "== HTTP (wrk, ${HTTP_SECONDS}s per run)"
 # Compares the unannotated and the @RateLimited endpoint of the sample app in one profile, in interleaved rounds.
 http_compare() {
   local profile=$1 label=$2
