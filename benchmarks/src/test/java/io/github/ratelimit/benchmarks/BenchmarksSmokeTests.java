@@ -45,7 +45,7 @@ class BenchmarksSmokeTests {
 				.param("keys", "1")
 				.threads(2)
 				.result(this.results.resolve("redis.csv").toString()));
-			assertThat(run).hasSize(20).allSatisfy((result) -> assertThat(result.getPrimaryResult().getScore()).isPositive());
+			assertThat(run).hasSize(22).allSatisfy((result) -> assertThat(result.getPrimaryResult().getScore()).isPositive());
 		}
 		finally {
 			System.clearProperty("ratelimit.bench.redis");
