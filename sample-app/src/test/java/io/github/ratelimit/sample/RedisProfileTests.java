@@ -4,6 +4,8 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.util.ArrayList;
+import java.util.List;
 
 import io.github.ratelimit.test.RedisServer;
 import org.junit.jupiter.api.AfterAll;
@@ -14,9 +16,10 @@ import org.springframework.boot.SpringApplication;
 import org.springframework.context.ConfigurableApplicationContext;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
- * Two instances of the sample with the 'redis' profile share one Redis, so they share the limit.
+ * Two instances of the sample with the 'redis' profile share one Redis, so they share the limit, leased or not.
  */
 class RedisProfileTests {
 
@@ -52,6 +55,41 @@ class RedisProfileTests {
 			assertThat(rejected.statusCode()).isEqualTo(429);
 			assertThat(rejected.headers().firstValue("Retry-After")).isPresent();
 		}
+	}
+
+	@Test
+	void twoInstancesLeasingBlocksNeverAdmitMoreThanTheLimitBetweenThem() throws Exception {
+		String prefix = "--ratelimit.redis.key-prefix=sample-" + System.nanoTime();
+		// A bucket of 5 refilled at 5 an hour: no unit comes back during the test, so 5 means 5.
+		String[] leased = { prefix, "--ratelimit.policies.resources.algorithm=token-bucket",
+				"--ratelimit.policies.resources.window=1h", "--ratelimit.policies.resources.lease=2" };
+		try (ConfigurableApplicationContext first = SpringApplication.run(SampleApplication.class, args(leased));
+				ConfigurableApplicationContext second = SpringApplication.run(SampleApplication.class, args(leased))) {
+			int admitted = 0;
+			for (int i = 0; i < 20; i++) {
+				if (get(port((i % 2 == 0) ? first : second), "/api/v1/resources").statusCode() == 200) {
+					admitted++;
+				}
+			}
+			// Never more than the limit; less by at most what the other instance holds unused: (2 - 1) x 2.
+			assertThat(admitted).isBetween(5 - 2, 5);
+		}
+	}
+
+	@Test
+	void aLeaseOnASlidingLogFailsStartUpNamingThePolicyAndTheWayOut() {
+		assertThatThrownBy(() -> SpringApplication.run(SampleApplication.class,
+				args("--ratelimit.policies.resources.algorithm=sliding-log", "--ratelimit.policies.resources.lease=auto")))
+			.hasStackTraceContaining("ratelimit.policies.resources")
+			.hasStackTraceContaining("'lease' cannot apply to SLIDING_LOG")
+			.hasStackTraceContaining("Use SLIDING_COUNTER, FIXED or a bucket");
+	}
+
+	private static String[] args(String... more) {
+		List<String> args = new ArrayList<>(List.of("--spring.profiles.active=redis", "--server.port=0",
+				"--spring.data.redis.host=" + redis.host(), "--spring.data.redis.port=" + redis.port()));
+		args.addAll(List.of(more));
+		return args.toArray(String[]::new);
 	}
 
 	private ConfigurableApplicationContext start(String prefix) {
