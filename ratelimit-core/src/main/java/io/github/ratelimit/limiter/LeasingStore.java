@@ -702,21 +702,25 @@ final class LeasingStore implements RateLimitStore {
 
 	@Override
 	public void refundAll(List<Acquisition> acquisitions, long[] countedAtMillis) {
-		List<Acquisition> toStore = new ArrayList<>(acquisitions.size());
-		List<Long> times = new ArrayList<>(acquisitions.size());
-		for (int i = 0; i < acquisitions.size(); i++) {
-			if (!returnToBlock(acquisitions.get(i), countedAtMillis[i])) {
-				toStore.add(acquisitions.get(i));
-				times.add(countedAtMillis[i]);
-			}
-		}
-		if (!toStore.isEmpty()) {
-			this.store.refundAll(toStore, times.stream().mapToLong(Long::longValue).toArray());
+		ForStore rest = returnToBlocks(acquisitions, countedAtMillis);
+		if (!rest.acquisitions().isEmpty()) {
+			this.store.refundAll(rest.acquisitions(), rest.countedAt());
 		}
 	}
 
 	@Override
 	public CompletionStage<Void> refundAllAsync(List<Acquisition> acquisitions, long[] countedAtMillis) {
+		ForStore rest = returnToBlocks(acquisitions, countedAtMillis);
+		return rest.acquisitions().isEmpty() ? CompletableFuture.completedFuture(null)
+				: this.store.refundAllAsync(rest.acquisitions(), rest.countedAt());
+	}
+
+	/** Units given back that the store keeps: those whose block has gone. */
+	private record ForStore(List<Acquisition> acquisitions, long[] countedAt) {
+	}
+
+	/** Return each acquisition's units to its live block; what has no block left goes back to the store. */
+	private ForStore returnToBlocks(List<Acquisition> acquisitions, long[] countedAtMillis) {
 		List<Acquisition> toStore = new ArrayList<>(acquisitions.size());
 		List<Long> times = new ArrayList<>(acquisitions.size());
 		for (int i = 0; i < acquisitions.size(); i++) {
@@ -725,8 +729,7 @@ final class LeasingStore implements RateLimitStore {
 				times.add(countedAtMillis[i]);
 			}
 		}
-		return toStore.isEmpty() ? CompletableFuture.completedFuture(null)
-				: this.store.refundAllAsync(toStore, times.stream().mapToLong(Long::longValue).toArray());
+		return new ForStore(toStore, times.stream().mapToLong(Long::longValue).toArray());
 	}
 
 	/** Take a late cost from the live block its admission came from if it holds enough, else from the store. */
