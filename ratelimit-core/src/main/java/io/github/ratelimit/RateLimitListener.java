@@ -56,6 +56,18 @@ public interface RateLimitListener {
 	default void onStoreFailure(RateLimitPolicy policy, @Nullable RuntimeException failure) {
 	}
 
+	/**
+	 * Called when the units an admission cost beyond its reservation (a cost known only after the response, see
+	 * {@link io.github.ratelimit.store.RateLimitStore#charge}) could not be taken, even on a second try: the key keeps
+	 * only what it reserved.
+	 * @param policy the policy
+	 * @param units the units that were not taken
+	 * @param failure why
+	 * @since 0.4.0
+	 */
+	default void onChargeLost(RateLimitPolicy policy, long units, Throwable failure) {
+	}
+
 	/** Listeners called in turn. */
 	record Composite(List<RateLimitListener> listeners) implements RateLimitListener {
 
@@ -77,6 +89,13 @@ public interface RateLimitListener {
 		public void onStoreFailure(RateLimitPolicy policy, @Nullable RuntimeException failure) {
 			for (RateLimitListener listener : this.listeners) {
 				listener.onStoreFailure(policy, failure);
+			}
+		}
+
+		@Override
+		public void onChargeLost(RateLimitPolicy policy, long units, Throwable failure) {
+			for (RateLimitListener listener : this.listeners) {
+				listener.onChargeLost(policy, units, failure);
 			}
 		}
 

@@ -12,4 +12,9 @@ enum SystemTimeSource implements TimeSource {
 		return System.currentTimeMillis();
 	}
 
+	@Override
+	public long monotonicMillis() {
+		return System.nanoTime() / 1_000_000;
+	}
+
 }

@@ -16,6 +16,16 @@ public interface TimeSource {
 	long currentTimeMillis();
 
 	/**
+	 * Return the time on a clock that never goes back, for durations: what a wall clock stepped back (NTP, a virtual
+	 * machine resumed) must not stretch. By default the current time, for a source that is never stepped back.
+	 * @return milliseconds since an arbitrary origin
+	 * @since 0.4.0
+	 */
+	default long monotonicMillis() {
+		return currentTimeMillis();
+	}
+
+	/**
 	 * Return the system clock.
 	 * @return a time source backed by {@link System#currentTimeMillis()}
 	 */

@@ -86,7 +86,7 @@ final class AdmissionAttempt {
 		boolean neverFits = false;
 		for (int i = 0; i < this.size; i++) {
 			RateLimitPolicy policy = this.acquisitions.get(i).policy();
-			if (this.acquisitions.get(i).cost() > policy.capacity()) {
+			if (this.acquisitions.get(i).cost() > policy.capacity() && !this.limiter.isUnlimited()) {
 				this.decisions[i] = this.limiter.notify(policy, RateLimiter.neverFits(policy));
 				neverFits = true;
 			}

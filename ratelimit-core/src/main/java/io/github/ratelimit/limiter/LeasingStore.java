@@ -114,10 +114,10 @@ final class LeasingStore implements RateLimitStore {
 		/** Units not yet admitted. */
 		final AtomicLong left;
 
-		/** This instance's time the block was taken at: a clock that goes back before it ends the block. */
+		/** This instance's monotonic time the block was taken at (a wall clock stepped back must not stretch it). */
 		final long takenAt;
 
-		/** This instance's time at which what is left lapses. */
+		/** This instance's monotonic time at which what is left lapses. */
 		final long expiresAt;
 
 		/** The store's time the block was counted at: what a unit given back is matched by. */
@@ -183,7 +183,49 @@ final class LeasingStore implements RateLimitStore {
 		if (!leases(policy)) {
 			return this.store.tryAcquire(policy, key, cost);
 		}
-		return tryAcquireAll(List.of(new Acquisition(policy, key, cost))).decisions().get(0);
+		Acquisition acquisition = new Acquisition(policy, key, cost);
+		Block block = block(acquisition);
+		if (block != null) {
+			long now = this.clock.monotonicMillis();
+			Grant grant = block.grant;
+			if (grant != null && grant.take(cost, now)) {
+				return local(policy, grant, now);
+			}
+		}
+		if (block == null || asksAlone(policy, block, cost)) {
+			// No block to take from or to take: the store's own decision of one request, which it batches with the
+			// policy's other requests as it would an unleased one's.
+			long startedAt = this.clock.monotonicMillis();
+			Decision decision = this.store.tryAcquire(policy, key, cost);
+			if (block != null) {
+				noteRemaining(block, decision, startedAt);
+			}
+			return decision;
+		}
+		return join(decide(List.of(acquisition), this::askNow, false)).decisions().get(0);
+	}
+
+	/** Whether a request of the key would ask the store for its own units alone: no block holds them or is taken. */
+	private boolean asksAlone(RateLimitPolicy policy, Block block, long cost) {
+		long now = this.clock.monotonicMillis();
+		synchronized (block) {
+			return block.refilling == null && plannedSize(policy, block, cost, now) == cost;
+		}
+	}
+
+	/** The units the key's next store call takes: a block, or the request's own. Called with the monitor held. */
+	private static long plannedSize(RateLimitPolicy policy, Block block, long cost, long now) {
+		if (policy.algorithm().isBucket() && !bucketHasRoom(policy, block, cost, now)) {
+			return cost;
+		}
+		return Math.max(cost, nextSize(policy, block, now));
+	}
+
+	private static void noteRemaining(Block block, Decision decision, long at) {
+		synchronized (block) {
+			block.lastRemaining = decision.remaining();
+			block.lastKnownAt = at;
+		}
 	}
 
 	@Override
@@ -215,7 +257,7 @@ final class LeasingStore implements RateLimitStore {
 		if (block == null) {
 			return null;
 		}
-		long now = this.clock.currentTimeMillis();
+		long now = this.clock.monotonicMillis();
 		Grant grant = block.grant;
 		if (grant == null || !grant.take(acquisition.cost(), now)) {
 			return null;
@@ -303,7 +345,7 @@ final class LeasingStore implements RateLimitStore {
 			return ask(request, i, acquisition, ask); // too many keys hold a block: this one asks request by request
 		}
 		while (true) {
-			long startedAt = this.clock.currentTimeMillis();
+			long startedAt = this.clock.monotonicMillis();
 			CompletableFuture<Void> pending;
 			long size;
 			Grant grant = block.grant;
@@ -315,10 +357,7 @@ final class LeasingStore implements RateLimitStore {
 				pending = block.refilling;
 				size = acquisition.cost();
 				if (pending == null) {
-					size = Math.max(acquisition.cost(), nextSize(policy, block, startedAt));
-					if (policy.algorithm().isBucket() && !bucketHasRoom(policy, block, acquisition.cost(), startedAt)) {
-						size = acquisition.cost();
-					}
+					size = plannedSize(policy, block, acquisition.cost(), startedAt);
 					if (size > acquisition.cost()) {
 						block.refilling = new CompletableFuture<>();
 					}
@@ -403,15 +442,12 @@ final class LeasingStore implements RateLimitStore {
 	/** Ask the store for this request's units alone. */
 	private CompletionStage<Void> ask(Request request, int i, Acquisition acquisition,
 			Function<List<Acquisition>, CompletionStage<Reservation>> ask) {
-		long startedAt = this.clock.currentTimeMillis();
+		long startedAt = this.clock.monotonicMillis();
 		return ask.apply(List.of(acquisition)).thenAccept((reservation) -> {
 			Decision decision = reservation.decisions().get(0);
 			Block block = this.blocks.get(new BlockKey(acquisition.policy(), acquisition.key()));
 			if (block != null) {
-				synchronized (block) {
-					block.lastRemaining = decision.remaining();
-					block.lastKnownAt = startedAt;
-				}
+				noteRemaining(block, decision, startedAt);
 			}
 			request.decided(i, decision, reservation.countedAt(0), null, true);
 		});
@@ -451,7 +487,7 @@ final class LeasingStore implements RateLimitStore {
 
 	/** Forget the blocks that have lapsed, at most once a second; return how many went. */
 	private int purge() {
-		long now = this.clock.currentTimeMillis();
+		long now = this.clock.monotonicMillis();
 		long next = this.nextPurgeAt.get();
 		if (now < next || !this.nextPurgeAt.compareAndSet(next, now + 1_000)) {
 			return 0;
@@ -656,7 +692,7 @@ final class LeasingStore implements RateLimitStore {
 	}
 
 	private void logRefundFailure(RuntimeException failure) {
-		this.refundFailures.log(Level.WARNING, this.clock.currentTimeMillis(),
+		this.refundFailures.log(Level.WARNING, this.clock.monotonicMillis(),
 				(skipped) -> "Rate limit store could not give back leased units of a rejected request ("
 						+ failure.getMessage() + "); the client stays counted"
 						+ ((skipped > 0) ? " (" + skipped + " more since the last message)" : ""),
@@ -664,13 +700,13 @@ final class LeasingStore implements RateLimitStore {
 	}
 
 	/** Return whether this instance's live block of the key holds at least {@code cost} units. */
-	boolean holds(RateLimitPolicy policy, String key, long cost, long now) {
+	boolean holds(RateLimitPolicy policy, String key, long cost) {
 		Block block = this.blocks.get(new BlockKey(policy, key));
 		if (block == null) {
 			return false;
 		}
 		Grant grant = block.grant;
-		return grant != null && grant.live(now) && grant.left.get() >= cost;
+		return grant != null && grant.live(this.clock.monotonicMillis()) && grant.left.get() >= cost;
 	}
 
 	/** Return units to the live block of the key that counted them at {@code countedAt}; whether it could. */
@@ -683,7 +719,7 @@ final class LeasingStore implements RateLimitStore {
 			return false;
 		}
 		Grant grant = block.grant;
-		if (grant == null || !grant.live(this.clock.currentTimeMillis()) || grant.countedAt != countedAt) {
+		if (grant == null || !grant.live(this.clock.monotonicMillis()) || grant.countedAt != countedAt) {
 			synchronized (block) {
 				block.lastRemaining += acquisition.cost(); // they go back to the store: it may have that much more
 			}
@@ -739,7 +775,7 @@ final class LeasingStore implements RateLimitStore {
 			Block block = this.blocks.get(new BlockKey(acquisition.policy(), acquisition.key()));
 			Grant grant = (block != null) ? block.grant : null;
 			if (grant != null && grant.countedAt == countedAtMillis
-					&& grant.take(acquisition.cost(), this.clock.currentTimeMillis())) {
+					&& grant.take(acquisition.cost(), this.clock.monotonicMillis())) {
 				return;
 			}
 		}

@@ -6,10 +6,12 @@ import io.github.ratelimit.RateLimitPolicy;
 import io.github.ratelimit.RateLimitListener;
 import io.github.ratelimit.FailureMode;
 import io.github.ratelimit.Decision;
+import io.github.ratelimit.Algorithm;
 import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.EnumMap;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
@@ -74,8 +76,17 @@ public final class RateLimiter {
 
 	private final @Nullable LocalDenyCache denyCache;
 
-	/** The breaker of the whole store, or of its default part. */
+	/** Whether this is {@link #unlimited()}, which admits even a cost beyond the capacity. */
+	private final boolean unlimited;
+
+	/** The breaker of a partitioned store's default part. */
 	private final CircuitBreaker circuitBreaker;
+
+	/**
+	 * On a store of one part, a breaker per algorithm, each a script of its own on Redis: one that fails (a script
+	 * error, a slow key) does not send the policies of the others to their failure modes.
+	 */
+	private final EnumMap<Algorithm, CircuitBreaker> algorithmBreakers = new EnumMap<>(Algorithm.class);
 
 	/** Whether the store has parts (nodes) that fail on their own, each with a breaker of its own. */
 	private final boolean partitioned;
@@ -97,6 +108,8 @@ public final class RateLimiter {
 
 	private final ThrottledLogger failureLogger;
 
+	private final ThrottledLogger chargeLogger;
+
 	private RateLimiter(Builder builder) {
 		this.store = builder.store;
 		this.asked = builder.store.isLocal() ? builder.store : new LeasingStore(builder.store, builder.clock);
@@ -104,13 +117,18 @@ public final class RateLimiter {
 		this.listener = builder.listener;
 		boolean denyCache = (builder.denyCache != null) ? builder.denyCache : !builder.store.isLocal();
 		this.denyCache = denyCache ? new LocalDenyCache(builder.denyCacheMaxKeys) : null;
+		this.unlimited = builder.store == UnlimitedStore.INSTANCE;
 		this.failureThreshold = builder.failureThreshold;
 		this.openMillis = builder.openDuration.toMillis();
 		this.circuitBreaker = new CircuitBreaker(this.failureThreshold, this.openMillis, "");
+		for (Algorithm algorithm : Algorithm.values()) {
+			this.algorithmBreakers.put(algorithm, new CircuitBreaker(this.failureThreshold, this.openMillis, ""));
+		}
 		this.partitioned = builder.store.isPartitioned();
 		this.fallbackStore = (builder.fallbackStore != null) ? builder.fallbackStore
 				: InMemoryRateLimitStore.builder().clock(builder.clock).maxKeys(builder.fallbackMaxKeys).build();
 		this.failureLogger = new ThrottledLogger(logger, builder.failureLogInterval.toMillis());
+		this.chargeLogger = new ThrottledLogger(logger, builder.failureLogInterval.toMillis());
 		if (this.denyCache != null) {
 			builder.store.addResetListener(new ForgetResetDenials(this.denyCache, this.resets));
 		}
@@ -140,6 +158,17 @@ public final class RateLimiter {
 	 */
 	public static RateLimiter of(RateLimitStore store) {
 		return builder(store).build();
+	}
+
+	/**
+	 * Return a limiter that admits every request, whatever its cost, with the policy's whole capacity left: it has no
+	 * store, so it counts nothing, keeps nothing and calls nothing, and resets and clears have nothing to forget. What
+	 * an application whose limits are switched off injects, so that its code runs unchanged.
+	 * @return the limiter
+	 * @since 0.3.0
+	 */
+	public static RateLimiter unlimited() {
+		return builder(UnlimitedStore.INSTANCE).fallbackStore(UnlimitedStore.INSTANCE).build();
 	}
 
 	/**
@@ -174,20 +203,21 @@ public final class RateLimiter {
 		if (cost < 1) {
 			throw new IllegalArgumentException("'cost' must be at least 1 but was " + cost);
 		}
-		if (cost > policy.capacity()) {
+		if (cost > policy.capacity() && !this.unlimited) {
 			return notify(policy, neverFits(policy)); // no store admits it: not worth a call
 		}
 		key = StoreKeys.bounded(key);
-		if (this.denyCache == null && !this.partitioned && !this.circuitBreaker.isOpen()) {
+		@Nullable CircuitBreaker single = this.partitioned ? null : this.algorithmBreakers.get(policy.algorithm());
+		if (this.denyCache == null && single != null && !single.isOpen()) {
 			// The common path for a local store, kept small so that the JIT can inline it whole.
 			Decision decision;
 			try {
 				decision = this.asked.tryAcquire(policy, key, cost);
 			}
 			catch (RuntimeException ex) {
-				return onStoreException(policy, key, cost, this.circuitBreaker, CircuitBreaker.Permission.CALL, ex);
+				return onStoreException(policy, key, cost, single, CircuitBreaker.Permission.CALL, ex);
 			}
-			this.circuitBreaker.onSuccess();
+			single.onSuccess();
 			return notify(policy, decision);
 		}
 		return tryAcquireGuarded(policy, key, cost);
@@ -330,16 +360,36 @@ public final class RateLimiter {
 	}
 
 	/**
-	 * Take the extra units of an admission whose cost turned out higher; a store that cannot be reached, or cannot
-	 * charge, leaves the key with what it reserved (logged as a refund failure is).
+	 * Take the extra units of an admission whose cost turned out higher. A failed charge is tried once more (a charge
+	 * that landed although its answer was lost is then taken twice: too much rather than nothing); one that fails
+	 * again leaves the key with what it reserved, and is told to the listener and logged at WARN.
 	 */
 	void charge(RateLimitStore holder, Acquisition extra, long countedAt) {
+		RuntimeException failure;
 		try {
 			holder.charge(extra, countedAt);
+			return;
+		}
+		catch (UnsupportedOperationException ex) {
+			failure = ex;
 		}
 		catch (RuntimeException ex) {
-			logRefundFailure(List.of(extra), ex);
+			try {
+				holder.charge(extra, countedAt);
+				return;
+			}
+			catch (RuntimeException again) {
+				failure = again;
+			}
 		}
+		this.listener.onChargeLost(extra.policy(), extra.cost(), failure);
+		String message = failure.getMessage();
+		this.chargeLogger.log(Level.WARNING, this.clock.currentTimeMillis(),
+				(skipped) -> "Rate limit store could not charge " + extra.cost() + " units of policy '"
+						+ extra.policy().name() + "' settled after the response (" + message
+						+ "); the client is counted for its reservation only"
+						+ ((skipped > 0) ? " (" + skipped + " more lost charges since the last message)" : ""),
+				null);
 	}
 
 	/** Give back what admitted acquisitions hold, in one call, without waiting for it; never completes exceptionally. */
@@ -447,7 +497,7 @@ public final class RateLimiter {
 				return notify(policy, denied);
 			}
 		}
-		CircuitBreaker breaker = this.partitioned ? breaker(this.store.partitionOf(policy, key)) : this.circuitBreaker;
+		CircuitBreaker breaker = breakerOf(policy, key);
 		CircuitBreaker.Permission permission = breaker.tryCall(now);
 		if (permission == CircuitBreaker.Permission.SKIP) {
 			return onStoreFailure(policy, key, cost, now, breaker, null);
@@ -507,8 +557,13 @@ public final class RateLimiter {
 
 	/** Return the circuit breaker of the part of the store that decides for an acquisition. */
 	CircuitBreaker breakerOf(Acquisition acquisition) {
-		return this.partitioned ? breaker(this.store.partitionOf(acquisition.policy(), acquisition.key()))
-				: this.circuitBreaker;
+		return breakerOf(acquisition.policy(), acquisition.key());
+	}
+
+	/** The breaker of the store's part holding the key, or, on a store of one part, of the policy's algorithm. */
+	private CircuitBreaker breakerOf(RateLimitPolicy policy, String key) {
+		return this.partitioned ? breaker(this.store.partitionOf(policy, key))
+				: Objects.requireNonNull(this.algorithmBreakers.get(policy.algorithm()));
 	}
 
 	/**
@@ -518,7 +573,7 @@ public final class RateLimiter {
 	@Nullable Decision cachedDenial(LocalDenyCache denyCache, RateLimitPolicy policy, String key, long cost, long now) {
 		Decision denied = denyCache.check(policy, key, cost, now);
 		if (denied != null && LeasingStore.leases(policy) && this.asked instanceof LeasingStore leasing
-				&& leasing.holds(policy, key, cost, now)) {
+				&& leasing.holds(policy, key, cost)) {
 			return null;
 		}
 		return denied;
@@ -526,6 +581,10 @@ public final class RateLimiter {
 
 	@Nullable LocalDenyCache denyCache() {
 		return this.denyCache;
+	}
+
+	boolean isUnlimited() {
+		return this.unlimited;
 	}
 
 	/** Return how many resets and clears this limiter has seen: a denial decided across one is not cached. */
@@ -567,6 +626,11 @@ public final class RateLimiter {
 		if (this.circuitBreaker.isOpen()) {
 			return true;
 		}
+		for (CircuitBreaker breaker : this.algorithmBreakers.values()) {
+			if (breaker.isOpen()) {
+				return true;
+			}
+		}
 		for (CircuitBreaker breaker : this.partitionBreakers.values()) {
 			if (breaker.isOpen()) {
 				return true;
@@ -583,7 +647,7 @@ public final class RateLimiter {
 	 */
 	public boolean isCircuitOpen(RateLimitPolicy policy, String key) {
 		String bounded = StoreKeys.bounded(key);
-		return (this.partitioned ? breaker(this.store.partitionOf(policy, bounded)) : this.circuitBreaker).isOpen();
+		return breakerOf(policy, bounded).isOpen();
 	}
 
 	Decision onStoreFailure(RateLimitPolicy policy, String key, long cost, long now, CircuitBreaker breaker,

@@ -10,7 +10,7 @@ import io.github.ratelimit.RateLimitPolicy;
 
 /**
  * What the keys evicted from one policy's table held against their clients, remembered in bounded memory, so that a
- * key that comes back resumes where it was rather than afresh.
+ * key that comes back resumes where it was, or further on, but never afresh.
  * <p>
  * Two tiers, both under a SipHash-1-3 of the key with a secret drawn from {@link SecureRandom} per table, so that
  * clients can neither aim at another client's entries nor compute collisions:
@@ -19,12 +19,14 @@ import io.github.ratelimit.RateLimitPolicy;
  * key's 64-bit hash, the units it held and how often it was evicted; a full bucket gives up the entry of the key
  * evicted least often (see {@link #leastLost}). A key found here is charged exactly what it held.
  * <li><em>The floor</em>: a count-min sketch of maxima, {@value #ROWS} rows, which an entry given up by the first
- * tier raises to its <em>confirmed</em> units: those its key took itself, not those a floor charged it with on its
- * return. A key not found in the first tier is charged the least of its cells: at least the confirmed units of its
- * own given-up entry, and for a key never evicted, at most what one of the keys sharing all its cells took itself.
- * Since the floor only ever holds units some key really took, a flood cannot make it climb by feeding it its own
- * charges.
+ * tier raises to all the units its key held, those a floor charged it with on its return included. A key not found
+ * in the first tier is charged the least of its cells.
  * </ol>
+ * So every charge is at least what the key held when it was last evicted: each evict-return cycle carries the whole
+ * of what the key used, and no schedule of evictions lets a key forget any of it. The price is that the floor also
+ * carries what collisions charged a key: a key never seen is charged the least of its cells, which a flood of keys
+ * that each take units raises, by about the units given up per column (see {@code docs/reliability.md}).
+ * <p>
  * Entries lapse by generations of the policy's <em>hold</em> ({@link #holdMillis}), the longest a state stays from
  * fresh after its last admission: the current generation and the previous one count, so an entry lives at least
  * one hold (by then its state would have been fresh) and at most two. Under {@link Algorithm#FIXED} the generations
@@ -46,13 +48,6 @@ final class EvictedKeys {
 	private static final int MAX_PARDONS = 1_024;
 
 	private static final SecureRandom random = new SecureRandom();
-
-	/** What a returning key is charged with, and how much of it came from the floor rather than its own entry. */
-	record Charge(long units, long fromFloor) {
-
-		static final Charge NONE = new Charge(0, 0);
-
-	}
 
 	private final long holdMillis;
 
@@ -76,8 +71,6 @@ final class EvictedKeys {
 
 	private final int[] steps;
 
-	private final int[] floorSteps;
-
 	/** How many times the entry's key was evicted while the entry lived: keys that keep coming back stay. */
 	private final int[] recurrences;
 
@@ -98,7 +91,7 @@ final class EvictedKeys {
 	/** The generation of the last entry, to know when the memory holds nothing that counts. */
 	private long lastRecorded = Long.MIN_VALUE;
 
-	/** Keys reset since: the floor may still hold their confirmed units from before. */
+	/** Keys reset since: the floor may still hold their units from before. */
 	private final Map<String, Boolean> pardons = new LinkedHashMap<>(16, 0.75f, false) {
 
 		@Override
@@ -128,7 +121,6 @@ final class EvictedKeys {
 		this.hashes = new long[buckets * WAYS];
 		this.generations = new int[buckets * WAYS];
 		this.steps = new int[buckets * WAYS];
-		this.floorSteps = new int[buckets * WAYS];
 		this.recurrences = new int[buckets * WAYS];
 		this.k0 = random.nextLong();
 		this.k1 = random.nextLong();
@@ -159,10 +151,9 @@ final class EvictedKeys {
 	 * Remember that {@code key} was evicted holding {@code units} units against its client.
 	 * @param key the key
 	 * @param units the units held, at most the capacity
-	 * @param fromFloor the units of its state's charge that came from the floor when it was last inserted
 	 * @param now the current time
 	 */
-	void record(String key, long units, long fromFloor, long now) {
+	void record(String key, long units, long now) {
 		this.pardons.remove(key);
 		if (units <= 0) {
 			return;
@@ -182,7 +173,7 @@ final class EvictedKeys {
 			}
 			if (freed > newest) {
 				freed = leastLost(first);
-				raiseFloor(this.hashes[freed], this.steps[freed] - this.floorSteps[freed], this.generations[freed]);
+				raiseFloor(this.hashes[freed], this.steps[freed], this.generations[freed]);
 			}
 		}
 		for (int slot = freed; slot < newest; slot++) {
@@ -192,7 +183,6 @@ final class EvictedKeys {
 		this.hashes[newest] = hash;
 		this.generations[newest] = (int) this.generation;
 		this.steps[newest] = held;
-		this.floorSteps[newest] = Math.min(held, steps(fromFloor));
 		this.recurrences[newest] = recurrences;
 	}
 
@@ -200,11 +190,11 @@ final class EvictedKeys {
 	 * Return what {@code key} must be charged with on its return, and forget a pardon of the key.
 	 * @param key the key
 	 * @param now the current time
-	 * @return the charge, its units at most the capacity rounded up to a step
+	 * @return the units to charge, at most the capacity rounded up to a step
 	 */
-	Charge charge(String key, long now) {
+	long charge(String key, long now) {
 		if (this.pardons.remove(key) != null) {
-			return Charge.NONE;
+			return 0;
 		}
 		return estimate(key, now);
 	}
@@ -214,20 +204,27 @@ final class EvictedKeys {
 	 * pardon.
 	 * @param key the key
 	 * @param now the current time
-	 * @return the charge
+	 * @return the units to charge
 	 */
-	Charge estimate(String key, long now) {
+	long estimate(String key, long now) {
 		if (this.pardons.containsKey(key)) {
-			return Charge.NONE;
+			return 0;
 		}
 		rotate(now);
 		long hash = hash(key);
 		int slot = find(((int) hash & this.bucketMask) * WAYS, hash);
-		if (slot >= 0) {
-			return new Charge(this.steps[slot] * this.unitsPerStep, this.floorSteps[slot] * this.unitsPerStep);
-		}
-		long floor = floor(hash) * this.unitsPerStep;
-		return (floor > 0) ? new Charge(floor, floor) : Charge.NONE;
+		int steps = (slot >= 0) ? this.steps[slot] : floor(hash);
+		return steps * this.unitsPerStep;
+	}
+
+	/**
+	 * Return the bytes of this memory's arrays, fixed when it was created: 20 per recent eviction (hash, generation,
+	 * units, recurrences) and 32 per floor column ({@value #ROWS} rows of two generations of 4 bytes). The pardons,
+	 * at most {@value #MAX_PARDONS} keys, come on top.
+	 * @return the bytes
+	 */
+	long arrayBytes() {
+		return 20L * this.hashes.length + 4L * (this.current.length + this.previous.length);
 	}
 
 	/**
@@ -255,17 +252,13 @@ final class EvictedKeys {
 
 	/**
 	 * The entry of a full bucket to give up: the one whose key was evicted the fewest times while it lived (a key
-	 * that keeps coming back is what an attacker aims at, and a flood's keys come once); among those, the oldest that
-	 * loses nothing (the floor keeps only confirmed units, so an entry with none charged from the floor loses
-	 * nothing), else the oldest.
+	 * that keeps coming back is what an attacker aims at, and a flood's keys come once); among those, the oldest.
+	 * Giving an entry up loses none of its units, which the floor keeps, only the exactness of its key's charge.
 	 */
 	private int leastLost(int first) {
 		int least = first;
 		for (int slot = first + 1; slot < first + WAYS; slot++) {
-			int recurrences = this.recurrences[slot];
-			int leastRecurrences = this.recurrences[least];
-			if (recurrences < leastRecurrences || (recurrences == leastRecurrences && this.floorSteps[least] > 0
-					&& this.floorSteps[slot] == 0)) {
+			if (this.recurrences[slot] < this.recurrences[least]) {
 				least = slot;
 			}
 		}
@@ -292,13 +285,12 @@ final class EvictedKeys {
 		this.hashes[to] = this.hashes[from];
 		this.generations[to] = this.generations[from];
 		this.steps[to] = this.steps[from];
-		this.floorSteps[to] = this.floorSteps[from];
 		this.recurrences[to] = this.recurrences[from];
 	}
 
-	/** Raise the floor cells of a given-up entry to its confirmed steps, in the generation it was recorded in. */
-	private void raiseFloor(long hash, int confirmed, int generation) {
-		if (confirmed <= 0) {
+	/** Raise the floor cells of a given-up entry to the steps its key held, in the generation it was recorded in. */
+	private void raiseFloor(long hash, int held, int generation) {
+		if (held <= 0) {
 			return;
 		}
 		int[] cells;
@@ -312,8 +304,8 @@ final class EvictedKeys {
 		}
 		for (int row = 0; row < ROWS; row++) {
 			int cell = cell(hash, row);
-			if (cells[cell] < confirmed) {
-				cells[cell] = confirmed;
+			if (cells[cell] < held) {
+				cells[cell] = held;
 			}
 		}
 	}

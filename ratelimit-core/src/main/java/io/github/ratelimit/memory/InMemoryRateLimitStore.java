@@ -47,13 +47,14 @@ import org.jspecify.annotations.Nullable;
  * current window is remembered, and {@code SLIDING_LOG}, two windows for {@code SLIDING_COUNTER}, the time to refill
  * the bucket for the buckets), in two tiers under a secret hash: the recent evictions, exact, where a key that comes
  * back resumes exactly where it was (a full bucket of them gives up the entry of the key evicted least often); and
- * a floor, a count-min sketch of maxima that keeps the units each given-up entry's key took itself, which charges a
+ * a floor, a count-min sketch of maxima that an entry given up raises to all the units its key held, which charges a
  * key not among the recent evictions the least of its four cells. So whatever the order of requests, over any number
  * of keys and whatever the bounds, the requests admitted for a key are ones the policy admits with unbounded memory.
- * <strong>The price:</strong> a key never evicted that shares its four cells with given-up keys is charged the
- * least of what those keys took themselves: a flood of keys used once costs an unknown client one request's cost at
- * most (under a limit of 1, its whole quota, for at most two holds), and to cost it {@code u} units an attacker must
- * make each of his keys take {@code u} units.
+ * <strong>The price:</strong> a key never seen shares its four cells with given-up keys with a probability that
+ * grows with the keys given up per column, and is then charged what they held, up to its whole quota; a flood larger
+ * than the memory of evicted keys can so turn new clients away, for at most two holds after it (see
+ * {@code docs/reliability.md}). Keys are ranked by what they took themselves, so such a flood does not evict
+ * established clients.
  * <p>
  * <strong>Cost.</strong> Nothing scans the keys. Each policy's keys are also in an expiry min-heap and on rank lists
  * (see {@code PolicyTable}), both intrusive and guarded by a per-policy monitor that decisions on known keys do not
@@ -70,8 +71,9 @@ import org.jspecify.annotations.Nullable;
  * key and nothing remembered that counts, so that policies built per tenant take no room once their keys are gone.
  * <p>
  * <strong>Memory.</strong> A key takes a couple of hundred bytes (its state, map entry, key string and heap slot),
- * and a policy that has evicted keys its memory of them, sized at its first eviction: 80 to 160 bytes per key it
- * held then (2 to 4 recent evictions of 24 bytes and 1 to 2 floor columns of 32 bytes per key); except under {@code SLIDING_LOG}, whose log holds up to {@code min(limit, window in ms, admitted requests in a
+ * and a policy that has evicted keys its memory of them, sized at its first eviction and fixed: 72 to 144 bytes per
+ * key it held then, 3,328 at least (2 to 4 recent evictions of 20 bytes and 1 to 2 floor columns of 32 bytes per
+ * key); except under {@code SLIDING_LOG}, whose log holds up to {@code min(limit, window in ms, admitted requests in a
  * window)} entries of 16 bytes in arrays that only grow while the key is held: up to about
  * {@code 32·min(limit, window)} bytes more per key, which the bounds on keys do not cap.
  *
@@ -302,6 +304,19 @@ public final class InMemoryRateLimitStore implements RateLimitStore {
 	}
 
 	/**
+	 * Return the bytes of the arrays remembering evicted keys, across policies: what the store holds besides its
+	 * keys' states.
+	 * @return the bytes
+	 */
+	long evictedKeysBytes() {
+		long bytes = 0;
+		for (PolicyTable table : this.tables.values()) {
+			bytes += table.evictedKeysBytes();
+		}
+		return bytes;
+	}
+
+	/**
 	 * Return how many policies the store holds a table for: those with keys held or remembered.
 	 * @return the number of policies
 	 */
@@ -473,8 +488,8 @@ public final class InMemoryRateLimitStore implements RateLimitStore {
 		if (due && this.lastEvictionWarningAt.compareAndSet(lastWarning, now)) {
 			logger.log(Level.WARNING, () -> "In-memory rate limit store is full (" + this.maxKeys + " keys, "
 					+ this.maxKeysPerPolicy + " per policy): evicting live keys, the least used first, which "
-					+ "resume where they were if they come back; under a flood, new clients may find a request or "
-					+ "two already counted. Raise the bounds (ratelimit.memory.*) or use the Redis store. "
+					+ "resume where they were if they come back; under a large flood, new clients may find up to "
+					+ "their whole quota counted, for two windows or refills at most. Raise the bounds (ratelimit.memory.*) or use the Redis store. "
 					+ "(Policy '" + policy.name() + "'; evictions so far: " + this.evictions.get()
 					+ "; logged at most once a minute.)");
 		}

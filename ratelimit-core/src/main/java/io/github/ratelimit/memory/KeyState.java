@@ -43,18 +43,19 @@ abstract class KeyState {
 
 	/**
 	 * The rank of the most units this state has held against its client: {@link #rankOf(long)} of the largest
-	 * {@code capacity - remaining} after any of its decisions. Only rises. Guarded by the lock.
+	 * {@code capacity - remaining - returnCharge} after any of its decisions. Only rises. Guarded by the lock.
 	 */
 	int rank;
 
+	/**
+	 * The units this state was charged with when inserted, from its table's memory of evicted keys: they do not
+	 * count for its {@link #rank}, so that what collisions charged a flood's keys never ranks them above an
+	 * established client. Set before the state is published.
+	 */
+	long returnCharge;
+
 	/** The key, to remove this state from its table. */
 	final String key;
-
-	/**
-	 * The units this state was charged with on insertion that came from the floor of its table's memory of evicted
-	 * keys rather than from an entry of its own. Guarded by the table's lock.
-	 */
-	long chargedFromFloor;
 
 	// The table's bookkeeping, guarded by the table's lock.
 
@@ -116,7 +117,7 @@ abstract class KeyState {
 	final boolean raiseRank(Decision decision) {
 		// A rejected client is pressing on its limit: it ranks above every key that merely holds as many units, so
 		// that with a limit of 1 a used-up client who tried again is not as cheap to evict as a flood's keys.
-		int rank = Math.min(63, rankOf(Math.max(0, decision.limit() - decision.remaining()))
+		int rank = Math.min(63, rankOf(Math.max(0, decision.limit() - decision.remaining() - this.returnCharge))
 				+ (decision.allowed() ? 0 : 1));
 		if (rank <= this.rank) {
 			return false;

@@ -107,6 +107,12 @@ final class PolicyTable {
 		return previous;
 	}
 
+	/** The bytes of the arrays of this table's memory of evicted keys, 0 before its first eviction. */
+	synchronized long evictedKeysBytes() {
+		EvictedKeys evicted = this.evicted;
+		return (evicted != null) ? evicted.arrayBytes() : 0;
+	}
+
 	boolean isFull() {
 		return this.size >= this.maxKeys;
 	}
@@ -171,18 +177,17 @@ final class PolicyTable {
 	}
 
 	/**
-	 * Create the state of a key not held: fresh, charged with what it held when last evicted, if anything, so that
-	 * an eviction forgives nothing.
+	 * Create the state of a key not held: fresh, charged with what it held when last evicted (or what the floor
+	 * charges it, at least as much), if anything, so that an eviction forgives nothing.
 	 */
 	private KeyState returning(RateLimitPolicy policy, String key, long now, boolean forgetPardon) {
 		KeyState state = KeyState.create(policy.algorithm(), key);
 		EvictedKeys evicted = this.evicted;
 		if (evicted != null) {
-			EvictedKeys.Charge charge = forgetPardon ? evicted.charge(key, now) : evicted.estimate(key, now);
-			if (charge.units() > 0) {
-				long capacity = policy.capacity();
-				state.acquire(policy, now, Math.min(capacity, charge.units()));
-				state.chargedFromFloor = Math.min(capacity, charge.fromFloor());
+			long charge = forgetPardon ? evicted.charge(key, now) : evicted.estimate(key, now);
+			if (charge > 0) {
+				state.returnCharge = Math.min(policy.capacity(), charge);
+				state.acquire(policy, now, state.returnCharge);
 			}
 		}
 		return state;
@@ -328,7 +333,7 @@ final class PolicyTable {
 					evicted = new EvictedKeys(this.policy, this.size + 1);
 					this.evicted = evicted;
 				}
-				evicted.record(state.key, held, state.chargedFromFloor, now);
+				evicted.record(state.key, held, now);
 				this.evictions.incrementAndGet();
 				return;
 			}

@@ -368,6 +368,59 @@ public abstract class RateLimitStoreConformanceTests {
 		assertThat(calls.get()).isLessThan(admitted.get());
 	}
 
+	/**
+	 * The same instances, under concurrency, while the clock moves: rounds of 12 threads racing over the instances,
+	 * the clock stepped between rounds (by up to 2 s, or a few ms), so that windows end, buckets refill and blocks
+	 * lapse between one concurrent round and the next, and auto-sized blocks grow and shrink. What they admit together
+	 * stays within the algorithm's bound, as a single store would: per window for the windows, and for the buckets in
+	 * every span of time at most the burst and the refill over the span.
+	 */
+	@ParameterizedTest
+	@EnumSource(value = Algorithm.class, names = "SLIDING_LOG", mode = EnumSource.Mode.EXCLUDE)
+	void leasingInstancesUnderConcurrencyWithAMovingClockStayWithinTheAlgorithmsBound(Algorithm algorithm) {
+		for (long lease : new long[] { 8, RateLimitPolicy.LEASE_AUTO }) {
+			RateLimitPolicy policy = RateLimitPolicy.builder(nextName(algorithm)).algorithm(algorithm).limit(40)
+				.window(Duration.ofSeconds(10)).burst(algorithm.isBucket() ? 20L : null).lease(lease).build();
+			assumeShared(policy);
+			this.clock.alignTo(policy.window(), 0);
+			List<RateLimiter> instances = List.of(instance(new AtomicLong()), instance(new AtomicLong()),
+					instance(new AtomicLong()));
+			Random random = new Random(algorithm.ordinal() * 31 + lease);
+			List<long[]> rounds = new ArrayList<>(); // the round's time, and what it admitted
+			AtomicInteger next = new AtomicInteger();
+			for (int round = 0; round < 40; round++) {
+				this.clock.advanceMillis(random.nextInt(3) == 0 ? random.nextInt(2_000) : random.nextInt(50));
+				AtomicLong admitted = new AtomicLong();
+				ConcurrentTestHarness.run(12, () -> {
+					RateLimiter instance = instances.get(next.getAndIncrement() % instances.size());
+					for (int i = 0; i < 2; i++) {
+						admitted.addAndGet(decide(instance, policy, "k").allowed() ? 1 : 0);
+					}
+				});
+				rounds.add(new long[] { this.clock.currentTimeMillis(), admitted.get() });
+			}
+			long window = policy.windowMillis();
+			long total = rounds.stream().mapToLong((round) -> round[1]).sum();
+			assertThat(total).as("lease %d: at least a window's limit", lease).isGreaterThanOrEqualTo(40);
+			for (int a = 0; a < rounds.size(); a++) {
+				long count = 0;
+				for (int b = a; b < rounds.size(); b++) {
+					count += rounds.get(b)[1];
+					long from = rounds.get(a)[0];
+					long span = rounds.get(b)[0] - from;
+					if (algorithm.isBucket()) {
+						assertThat(count * window).as("lease %d: admitted in %d ms from %d", lease, span, from)
+							.isLessThanOrEqualTo(policy.burst() * window + policy.limit() * span);
+					}
+					else if (from / window == rounds.get(b)[0] / window) {
+						assertThat(count).as("lease %d: admitted in the window from %d", lease, from)
+							.isLessThanOrEqualTo(policy.limit());
+					}
+				}
+			}
+		}
+	}
+
 	/** What a leasing instance holds and does not use is what the others miss: never more than its block. */
 	@ParameterizedTest
 	@EnumSource(value = Algorithm.class, names = "SLIDING_LOG", mode = EnumSource.Mode.EXCLUDE)
@@ -408,6 +461,44 @@ public abstract class RateLimitStoreConformanceTests {
 		assertThat(drain(other, policy, "k")).isBetween(30L - 10, 30L);
 		assertThat(decide(holder, policy, "k").allowed()).isFalse(); // its dropped block admits nothing
 		assertThat(callsForTheBlock).isEqualTo(1);
+	}
+
+	/**
+	 * A reset through one instance reaches the others' blocks too, once its best-effort message arrives (Redis pub/sub,
+	 * DynamoDB's poll about once a second): until then the holder admits from its block, after it the block is dropped
+	 * and the holder asks the store, long before the block would have run out. A reset made before the holder
+	 * listens (its subscription is made in the background) is not heard of: its block then lives out its time.
+	 */
+	@ParameterizedTest
+	@EnumSource(value = Algorithm.class, names = "FIXED")
+	void aResetThroughOneInstanceDropsTheOtherInstancesBlockOnceItsMessageArrives(Algorithm algorithm)
+			throws InterruptedException {
+		RateLimitPolicy policy = policy(algorithm, 1_000, Duration.ofMinutes(1)).toBuilder().lease(200).build();
+		assumeShared(policy);
+		this.clock.alignTo(policy.window(), 1_000);
+		RateLimiter holder = instance(new AtomicLong());
+		RateLimiter other = instance(new AtomicLong());
+		// The holder subscribes to resets in the background from its start: a reset before that is not heard of.
+		boolean listening = false;
+		long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+		while (!listening && System.nanoTime() < deadline) {
+			decide(holder, policy, "warm-up");
+			other.reset(policy, "warm-up");
+			Thread.sleep(100);
+			listening = decide(holder, policy, "warm-up").origin() != Decision.Origin.LEASE;
+		}
+		assertThat(listening).as("the holder hears of resets").isTrue();
+		assertThat(decide(holder, policy, "k").origin()).isEqualTo(Decision.Origin.STORE); // a block of 200
+		other.reset(policy, "k");
+		long fromTheOldBlock = 0;
+		Decision decision = decide(holder, policy, "k");
+		while (decision.origin() == Decision.Origin.LEASE && fromTheOldBlock < 199) {
+			fromTheOldBlock++;
+			Thread.sleep(50); // 199 units last 10 s: the message's time to arrive
+			decision = decide(holder, policy, "k");
+		}
+		assertThat(fromTheOldBlock).as("admitted from the old block before the message").isLessThan(199);
+		assertThat(decision.origin()).isEqualTo(Decision.Origin.STORE);
 	}
 
 	/**
@@ -641,6 +732,82 @@ public abstract class RateLimitStoreConformanceTests {
 		this.clock.advance(Duration.ofMinutes(3));
 		this.store.charge(new Acquisition(policy, "k", 4), countedAt);
 		assertThat(take(policy, "k", 5).allowed()).isTrue();
+	}
+
+	/**
+	 * Requests in flight together, each holding only its estimate, settled one by one with a rejected request among
+	 * the settlements: every charge and refund lands whatever the rejection did to the key's state (a Redis log
+	 * merges the oldest entries of a key in debt when it rejects).
+	 */
+	@ParameterizedTest
+	@EnumSource(Algorithm.class)
+	void concurrentReservationsSettledAroundARejectionKeepEveryCharge(Algorithm algorithm) {
+		RateLimitPolicy policy = policy(algorithm, 10, Duration.ofMinutes(1));
+		assumeSupported(policy);
+		this.clock.alignTo(policy.window(), 1_000);
+		long[] reserved = { 1, 1, 1, 3 };
+		long[] countedAt = new long[reserved.length];
+		for (int i = 0; i < reserved.length; i++) {
+			Reservation admitted = acquireAll(List.of(new Acquisition(policy, "k", reserved[i])));
+			assertThat(admitted.allowed()).isTrue();
+			countedAt[i] = admitted.countedAt(0);
+			this.clock.advanceMillis(1);
+		}
+		// The third cost 7: 12 of 10 used.
+		this.store.charge(new Acquisition(policy, "k", 6), countedAt[2]);
+		assertThat(take(policy, "k", 1).allowed()).isFalse();
+		// The fourth cost nothing, the first 3: 11 of 10 used.
+		refund(new Acquisition(policy, "k", 3), countedAt[3]);
+		this.store.charge(new Acquisition(policy, "k", 2), countedAt[0]);
+		this.clock.advanceMillis(1);
+		assertThat(take(policy, "k", 1).allowed()).as("still in debt").isFalse();
+		this.clock.advance(Duration.ofMinutes(3));
+		assertThat(take(policy, "k", 10).allowed()).as("repaid").isTrue();
+	}
+
+	/**
+	 * The worst case of estimates reserved concurrently (documented in docs/usage.md): requests in flight together each
+	 * reserve only the estimate, so at most {@code L / e} of them pass at once, and each may then cost far more. A
+	 * limit of 1,000 with estimates of 100 admits 10; at 1,000 each they use 10,000, 9,000 over the limit, and the
+	 * debt then rejects every request: a bucket's until the refill repays it (9 minutes at 1,000 a minute), a sliding
+	 * log's until the admissions leave the window (one window, after which the same can happen again).
+	 */
+	@ParameterizedTest
+	@EnumSource(value = Algorithm.class, names = { "TOKEN_BUCKET", "LEAKY_BUCKET", "SLIDING_LOG" })
+	void concurrentEstimatesGoOverByTheirCountTimesTheirShortfallAndTheDebtStopsTheKeyUntilRepaid(
+			Algorithm algorithm) {
+		RateLimitPolicy policy = policy(algorithm, 1_000, Duration.ofMinutes(1));
+		assumeSupported(policy);
+		this.clock.alignTo(policy.window(), 1_000);
+		List<Long> admittedAt = java.util.Collections.synchronizedList(new ArrayList<>());
+		ConcurrentTestHarness.run(32, () -> {
+			Reservation reservation = acquireAll(List.of(new Acquisition(policy, "k", 100)));
+			if (reservation.allowed()) {
+				admittedAt.add(reservation.countedAt(0));
+			}
+		});
+		assertThat(admittedAt).as("L / e in flight at once").hasSize(10);
+		ConcurrentTestHarness.run(admittedAt.size(), () -> {
+			long countedAt;
+			synchronized (admittedAt) {
+				countedAt = admittedAt.remove(0);
+			}
+			this.store.charge(new Acquisition(policy, "k", 900), countedAt);
+		});
+		// 10,000 used of 1,000.
+		assertThat(take(policy, "k", 1).allowed()).isFalse();
+		if (policy.algorithm().isBucket()) {
+			this.clock.advance(Duration.ofSeconds(539)); // 8,983 of the 9,001 units that bring one back
+			assertThat(take(policy, "k", 1).allowed()).as("still in debt").isFalse();
+			this.clock.advance(Duration.ofSeconds(2));
+			assertThat(take(policy, "k", 1).allowed()).as("repaid").isTrue();
+		}
+		else {
+			this.clock.advance(Duration.ofSeconds(59));
+			assertThat(take(policy, "k", 1).allowed()).as("still in debt").isFalse();
+			this.clock.advance(Duration.ofSeconds(1));
+			assertThat(take(policy, "k", 1_000).allowed()).as("forgiven with the window").isTrue();
+		}
 	}
 
 	@ParameterizedTest

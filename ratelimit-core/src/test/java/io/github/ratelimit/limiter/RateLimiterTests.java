@@ -1,5 +1,6 @@
 package io.github.ratelimit.limiter;
 
+import io.github.ratelimit.Algorithm;
 import io.github.ratelimit.RateLimitPolicy;
 import io.github.ratelimit.RateLimitListener;
 import io.github.ratelimit.FailureMode;
@@ -301,6 +302,29 @@ class RateLimiterTests {
 		assertThat(limiter.tryAcquire(policy, "k").allowed()).isTrue();
 	}
 
+	@Test
+	void aChargeTheStoreFailsOnceIsTriedAgainAndTaken() {
+		RateLimitPolicy policy = RateLimitPolicy.builder("metered").algorithm(Algorithm.TOKEN_BUCKET).limit(10)
+			.window(Duration.ofMinutes(1)).build();
+		Admission admission = this.limiter.tryAcquireAll(List.of(new Acquisition(policy, "k", 2)));
+		this.store.failingCharges = 1;
+		admission.settle(0, 8);
+		assertThat(this.limiter.tryAcquire(policy, "k", 3).allowed()).as("2 left").isFalse();
+		assertThat(this.limiter.tryAcquire(policy, "k", 2).allowed()).isTrue();
+		assertThat(this.listener.chargesLost).isEmpty();
+	}
+
+	@Test
+	void aChargeTheStoreFailsTwiceIsToldToTheListenerWithItsPolicyAndUnits() {
+		RateLimitPolicy policy = RateLimitPolicy.builder("metered").algorithm(Algorithm.TOKEN_BUCKET).limit(10)
+			.window(Duration.ofMinutes(1)).build();
+		Admission admission = this.limiter.tryAcquireAll(List.of(new Acquisition(policy, "k", 2)));
+		this.store.failingCharges = 2;
+		admission.settle(0, 8);
+		assertThat(this.listener.chargesLost).containsExactly("metered:6");
+		assertThat(this.limiter.tryAcquire(policy, "k", 8).allowed()).as("only the reservation counted").isTrue();
+	}
+
 	private static RateLimitPolicy policy(FailureMode failureMode) {
 		return RateLimitPolicy.builder("p").limit(3).window(Duration.ofMinutes(1)).failureMode(failureMode).build();
 	}
@@ -552,6 +576,8 @@ class RateLimiterTests {
 
 		volatile boolean failing;
 
+		int failingCharges;
+
 		int calls;
 
 		String lastKey;
@@ -581,6 +607,15 @@ class RateLimiterTests {
 		}
 
 		@Override
+		public void charge(Acquisition acquisition, long countedAtMillis) {
+			if (this.failingCharges > 0) {
+				this.failingCharges--;
+				throw new RateLimitStoreException("store unreachable");
+			}
+			this.delegate.charge(acquisition, countedAtMillis);
+		}
+
+		@Override
 		public long currentTimeMillis() {
 			return this.delegate.currentTimeMillis();
 		}
@@ -606,6 +641,13 @@ class RateLimiterTests {
 		final List<Decision> decisions = new ArrayList<>();
 
 		int failures;
+
+		final List<String> chargesLost = new ArrayList<>();
+
+		@Override
+		public void onChargeLost(RateLimitPolicy policy, long units, Throwable failure) {
+			this.chargesLost.add(policy.name() + ":" + units);
+		}
 
 		@Override
 		public void onDecision(RateLimitPolicy policy, Decision decision) {

@@ -14,9 +14,11 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * A TCP proxy on 127.0.0.1 in front of a server, for faults a real network has: it can drop the next responses (the
- * request reaches the server and takes effect, the client sees its connection close instead of an answer) or hold
- * every byte (the client times out). Each client connection gets its own connection to the server.
+ * A TCP proxy on 127.0.0.1 in front of a server, for what a real network does: it can drop the next responses (the
+ * request reaches the server and takes effect, the client sees its connection close instead of an answer), hold
+ * every byte (the client times out), or delay every byte by a fixed latency each way, as a link across a network
+ * does (bytes keep flowing meanwhile: the latency adds to each round trip, not to the throughput). Each client
+ * connection gets its own connection to the server.
  */
 public final class TcpProxy implements AutoCloseable {
 
@@ -33,6 +35,9 @@ public final class TcpProxy implements AutoCloseable {
 	private final AtomicLong droppedResponses = new AtomicLong();
 
 	private volatile boolean holding;
+
+	/** The latency each way, in nanoseconds. */
+	private volatile long delayNanos;
 
 	private volatile byte[] answer;
 
@@ -80,6 +85,14 @@ public final class TcpProxy implements AutoCloseable {
 	}
 
 	/**
+	 * Delay every byte by this latency in each direction, for connections opened from now on, as a link across a
+	 * network would: a round trip then takes twice as long.
+	 */
+	public void delay(java.time.Duration oneWay) {
+		this.delayNanos = oneWay.toNanos();
+	}
+
+	/**
 	 * Hold (or stop holding) every byte in both directions, as a network partition or a paused server would.
 	 */
 	public void hold(boolean holding) {
@@ -124,9 +137,12 @@ public final class TcpProxy implements AutoCloseable {
 	}
 
 	private void pump(Socket from, Socket to, boolean response) {
+		long delayNanos = this.delayNanos;
 		Thread thread = new Thread(() -> {
 			byte[] buffer = new byte[16 * 1024];
-			try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
+			try (InputStream in = from.getInputStream();
+					OutputStream out = (delayNanos > 0) ? new DelayedOutput(to.getOutputStream(), delayNanos)
+							: to.getOutputStream()) {
 				int read;
 				java.io.ByteArrayOutputStream pending = new java.io.ByteArrayOutputStream();
 				while ((read = in.read(buffer)) != -1) {
@@ -171,6 +187,65 @@ public final class TcpProxy implements AutoCloseable {
 		}, "tcp-proxy-pump");
 		thread.setDaemon(true);
 		thread.start();
+	}
+
+	/**
+	 * Writes each chunk once its latency has passed, in order, from a thread of its own, so that reading goes on
+	 * meanwhile.
+	 */
+	private static final class DelayedOutput extends OutputStream {
+
+		private final java.util.concurrent.BlockingQueue<Object[]> chunks = new java.util.concurrent.LinkedBlockingQueue<>();
+
+		private final OutputStream out;
+
+		private final long delayNanos;
+
+		DelayedOutput(OutputStream out, long delayNanos) {
+			this.out = out;
+			this.delayNanos = delayNanos;
+			Thread writer = new Thread(this::writeWhenDue, "tcp-proxy-delay");
+			writer.setDaemon(true);
+			writer.start();
+		}
+
+		@Override
+		public void write(int b) {
+			write(new byte[] { (byte) b }, 0, 1);
+		}
+
+		@Override
+		public void write(byte[] bytes, int offset, int length) {
+			this.chunks.add(new Object[] { System.nanoTime() + this.delayNanos,
+					java.util.Arrays.copyOfRange(bytes, offset, offset + length) });
+		}
+
+		@Override
+		public void close() {
+			this.chunks.add(new Object[] { System.nanoTime() + this.delayNanos, null });
+		}
+
+		private void writeWhenDue() {
+			try {
+				while (true) {
+					Object[] chunk = this.chunks.take();
+					long wait;
+					while ((wait = (long) chunk[0] - System.nanoTime()) > 0) {
+						java.util.concurrent.locks.LockSupport.parkNanos(wait);
+					}
+					if (chunk[1] == null) {
+						this.out.close();
+						return;
+					}
+					this.out.write((byte[]) chunk[1]);
+					this.out.flush();
+				}
+			}
+			catch (IOException | InterruptedException ex) {
+				// The other side closed.
+			}
+		}
+
 	}
 
 	/** Return the length of the first complete HTTP request in the bytes, or 0 if there is none yet. */
