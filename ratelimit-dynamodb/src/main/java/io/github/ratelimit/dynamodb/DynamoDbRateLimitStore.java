@@ -2,9 +2,11 @@ package io.github.ratelimit.dynamodb;
 
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 
 import io.github.ratelimit.Algorithm;
@@ -14,7 +16,6 @@ import io.github.ratelimit.TimeSource;
 import io.github.ratelimit.internal.Durations;
 import io.github.ratelimit.store.Acquisition;
 import io.github.ratelimit.store.OneByOne;
-import io.github.ratelimit.store.PolicyNames;
 import io.github.ratelimit.store.SharedChanges;
 import io.github.ratelimit.store.RateLimitStore;
 import io.github.ratelimit.store.Reservation;
@@ -85,6 +86,9 @@ public final class DynamoDbRateLimitStore implements RateLimitStore, AutoCloseab
 
 	private static final String[] GROUP_NAMES = groupNames();
 
+	/** How long start-up waits for the asynchronous client's first answer. */
+	private static final Duration WARM_UP_TIMEOUT = Duration.ofSeconds(10);
+
 	private final DynamoDbClient client;
 
 	private final String table;
@@ -106,15 +110,10 @@ public final class DynamoDbRateLimitStore implements RateLimitStore, AutoCloseab
 	/** The calls on the asynchronous client, if the store was given one. */
 	private final @Nullable DynamoDbCalls asyncCalls;
 
-	private final ItemKeys keys;
+	private final @Nullable DynamoDbAsyncClient asyncClient;
 
-	private final FixedWindowItems fixedWindows;
+	private final AlgorithmItems items;
 
-	private final SlidingCounterItems slidingCounters;
-
-	private final TokenBucketItems buckets;
-
-	private final PolicyNames names = new PolicyNames();
 
 	private DynamoDbRateLimitStore(Builder builder) {
 		this.client = builder.client;
@@ -125,13 +124,10 @@ public final class DynamoDbRateLimitStore implements RateLimitStore, AutoCloseab
 		this.calls = new DynamoDbCalls(builder.client, builder.table, builder.timeout);
 		this.sharedChanges = new DynamoDbSharedChanges(this.calls, builder.keyPrefix);
 		this.resets = new DynamoDbResets(this.calls, builder.keyPrefix, builder.resetPollInterval);
+		this.asyncClient = builder.asyncClient;
 		this.asyncCalls = (builder.asyncClient != null)
 				? new DynamoDbCalls(builder.client, builder.asyncClient, builder.table, builder.timeout) : null;
-		ItemKeys keys = new ItemKeys(builder.keyPrefix);
-		this.keys = keys;
-		this.fixedWindows = new FixedWindowItems(keys);
-		this.slidingCounters = new SlidingCounterItems(keys);
-		this.buckets = new TokenBucketItems(keys);
+		this.items = new AlgorithmItems(new ItemKeys(builder.keyPrefix));
 	}
 
 	/**
@@ -150,6 +146,29 @@ public final class DynamoDbRateLimitStore implements RateLimitStore, AutoCloseab
 	 */
 	public void start() {
 		new TableSetup(this.client, this.table).ensureTable(this.createTable);
+		warmUpAsyncClient();
+	}
+
+	/**
+	 * Open the asynchronous client's first connection before any decision needs it: its first call loads and starts
+	 * its HTTP client (an event loop group, a connection pool), which on a cold JVM takes longer than a decision's
+	 * timeout, so that a burst arriving right after start-up would fall to the failure mode.
+	 */
+	private void warmUpAsyncClient() {
+		DynamoDbAsyncClient async = this.asyncClient;
+		if (async == null) {
+			return;
+		}
+		try {
+			async.describeTable((request) -> request.tableName(this.table)).get(WARM_UP_TIMEOUT.toMillis(),
+					TimeUnit.MILLISECONDS);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
+		catch (ExecutionException | TimeoutException ex) {
+			// Unreachable, or slow: the table check said so already, and decisions follow the failure mode.
+		}
 	}
 
 	@Override
@@ -183,15 +202,15 @@ public final class DynamoDbRateLimitStore implements RateLimitStore, AutoCloseab
 
 	@Override
 	public Decision tryAcquire(RateLimitPolicy policy, String key, long cost) {
-		return DynamoDbCalls.join(decide(this.calls, policy, key, cost, now()));
+		return DynamoDbCalls.join(this.items.decide(this.calls, policy, key, cost, now()));
 	}
 
 	/** One call per acquisition, all at one time, so that each refund finds the window that counted it. */
 	@Override
 	public Reservation tryAcquireAll(List<Acquisition> acquisitions) {
 		long now = now();
-		return OneByOne.tryAcquireAll(acquisitions, () -> now, (acquisition, at) -> DynamoDbCalls
-			.join(decide(this.calls, acquisition.policy(), acquisition.key(), acquisition.cost(), at)), this);
+		return OneByOne.tryAcquireAll(acquisitions, () -> now, (acquisition, at) -> DynamoDbCalls.join(
+				this.items.decide(this.calls, acquisition.policy(), acquisition.key(), acquisition.cost(), at)), this);
 	}
 
 	/**
@@ -205,9 +224,8 @@ public final class DynamoDbRateLimitStore implements RateLimitStore, AutoCloseab
 			return RateLimitStore.super.tryAcquireAllAsync(acquisitions);
 		}
 		long now = now();
-		return DynamoDbCalls.unwrapped(OneByOne.tryAcquireAllAsync(acquisitions, () -> now,
-				(acquisition, at) -> decide(async, acquisition.policy(), acquisition.key(), acquisition.cost(), at),
-				this));
+		return DynamoDbCalls.unwrapped(OneByOne.tryAcquireAllAsync(acquisitions, () -> now, (acquisition,
+				at) -> this.items.decide(async, acquisition.policy(), acquisition.key(), acquisition.cost(), at), this));
 	}
 
 	/**
@@ -216,7 +234,7 @@ public final class DynamoDbRateLimitStore implements RateLimitStore, AutoCloseab
 	 */
 	@Override
 	public void refund(Acquisition acquisition, long countedAtMillis) {
-		DynamoDbCalls.join(refund(this.calls, acquisition, countedAtMillis));
+		DynamoDbCalls.join(this.items.refund(this.calls, acquisition, countedAtMillis));
 	}
 
 	/** Give back as {@link #refundAll} does: on the asynchronous client if the store was given one, all at once. */
@@ -228,35 +246,9 @@ public final class DynamoDbRateLimitStore implements RateLimitStore, AutoCloseab
 		}
 		CompletableFuture<?>[] given = new CompletableFuture<?>[acquisitions.size()];
 		for (int i = 0; i < given.length; i++) {
-			given[i] = refund(async, acquisitions.get(i), countedAtMillis[i]);
+			given[i] = this.items.refund(async, acquisitions.get(i), countedAtMillis[i]);
 		}
 		return DynamoDbCalls.unwrapped(CompletableFuture.allOf(given));
-	}
-
-	private CompletableFuture<DynamoDbCalls.Update> refund(DynamoDbCalls calls, Acquisition acquisition,
-			long countedAtMillis) {
-		RateLimitPolicy policy = acquisition.policy();
-		long deadline = calls.deadline();
-		return switch (policy.algorithm()) {
-			case FIXED, SLIDING_COUNTER -> {
-				long window = policy.windowMillis();
-				long start = countedAtMillis - Math.floorMod(countedAtMillis, window);
-				yield calls.update(this.keys.window(policy, acquisition.key(), start), "ADD #c :back", "#c >= :cost",
-						Map.of("#c", "count"), Map.of(":back", DynamoDbCalls.number(-acquisition.cost()), ":cost",
-								DynamoDbCalls.number(acquisition.cost())),
-						deadline);
-			}
-			case TOKEN_BUCKET, LEAKY_BUCKET -> {
-				long need = acquisition.cost() * policy.unitsPerToken();
-				// Only in the units it was taken in: a bucket counted under a changed limit since gives nothing back.
-				yield calls.update(this.keys.bucket(policy, acquisition.key()), "ADD #x :back",
-						"#x >= :need AND #p = :pt", Map.of("#x", "level", "#p", "pt"),
-						Map.of(":back", DynamoDbCalls.number(-need), ":need", DynamoDbCalls.number(need), ":pt",
-								DynamoDbCalls.number(policy.unitsPerToken())),
-						deadline);
-			}
-			case SLIDING_LOG -> throw unsupported(policy);
-		};
 	}
 
 	/**
@@ -267,29 +259,7 @@ public final class DynamoDbRateLimitStore implements RateLimitStore, AutoCloseab
 	 */
 	@Override
 	public void charge(Acquisition acquisition, long countedAtMillis) {
-		RateLimitPolicy policy = acquisition.policy();
-		long deadline = this.calls.deadline();
-		DynamoDbCalls.join(switch (policy.algorithm()) {
-			case FIXED, SLIDING_COUNTER -> {
-				long window = policy.windowMillis();
-				long start = countedAtMillis - Math.floorMod(countedAtMillis, window);
-				yield this.calls.update(this.keys.window(policy, acquisition.key(), start), "ADD #c :extra",
-						"attribute_exists(#c)", Map.of("#c", "count"),
-						Map.of(":extra", DynamoDbCalls.number(acquisition.cost())), deadline);
-			}
-			case TOKEN_BUCKET, LEAKY_BUCKET -> {
-				long need = (acquisition.cost() > (Long.MAX_VALUE / 8) / policy.unitsPerToken()) ? Long.MAX_VALUE / 8
-						: acquisition.cost() * policy.unitsPerToken();
-				long drained = now() + (policy.burst() * policy.unitsPerToken() + need + policy.unitsPerMilli() - 1)
-						/ policy.unitsPerMilli();
-				yield this.calls.update(this.keys.bucket(policy, acquisition.key()), "ADD #x :need SET #t = :ttl",
-						"attribute_exists(#x) AND #p = :pt", Map.of("#x", "level", "#p", "pt", "#t", "ttl"),
-						Map.of(":need", DynamoDbCalls.number(need), ":pt", DynamoDbCalls.number(policy.unitsPerToken()),
-								":ttl", DynamoDbCalls.ttl(drained)),
-						deadline);
-			}
-			case SLIDING_LOG -> throw unsupported(policy);
-		});
+		DynamoDbCalls.join(this.items.charge(this.calls, acquisition, countedAtMillis, now()));
 	}
 
 	@Override
@@ -307,33 +277,11 @@ public final class DynamoDbRateLimitStore implements RateLimitStore, AutoCloseab
 		return this.sharedChanges;
 	}
 
-	private CompletableFuture<Decision> decide(DynamoDbCalls calls, RateLimitPolicy policy, String key, long cost,
-			long now) {
-		try {
-			this.names.check(policy);
-			return switch (policy.algorithm()) {
-				case FIXED -> this.fixedWindows.decide(calls, policy, key, now, cost);
-				case SLIDING_COUNTER -> this.slidingCounters.decide(calls, policy, key, now, cost);
-				case TOKEN_BUCKET, LEAKY_BUCKET -> this.buckets.decide(calls, policy, key, now, cost);
-				case SLIDING_LOG -> throw unsupported(policy);
-			};
-		}
-		catch (RuntimeException ex) {
-			return CompletableFuture.failedFuture(ex);
-		}
-	}
-
 	@Override
 	public void reset(RateLimitPolicy policy, String key) {
-		long now = now();
-		List<String> items = switch (policy.algorithm()) {
-			case FIXED -> this.fixedWindows.itemsToReset(policy, key, now);
-			case SLIDING_COUNTER -> this.slidingCounters.itemsToReset(policy, key, now);
-			case TOKEN_BUCKET, LEAKY_BUCKET -> List.of(this.buckets.itemToReset(policy, key));
-			case SLIDING_LOG -> throw unsupported(policy);
-		};
+		List<String> items = this.items.itemsToReset(policy, key, now());
 		this.calls.delete(items);
-		this.slidingCounters.forget(items);
+		this.items.forget(items);
 		this.resets.reset(policy, key);
 	}
 
@@ -346,7 +294,7 @@ public final class DynamoDbRateLimitStore implements RateLimitStore, AutoCloseab
 	@Override
 	public void clear() {
 		this.calls.deleteWithPrefix(this.keyPrefix + ":");
-		this.slidingCounters.forgetAll();
+		this.items.forget(null);
 		this.resets.clear();
 	}
 

@@ -41,7 +41,7 @@ class DynamoDbFailureModeTests {
 	@BeforeEach
 	void start() {
 		assumeTrue(Dynalite.isAvailable(), "node is not installed");
-		this.dynalite = Dynalite.start();
+		this.dynalite = Dynalite.startWithDataOnDisk(); // restarted with its data
 		this.client = DynamoDbClients.client(this.dynalite.endpoint());
 		this.asyncClient = DynamoDbClients.asyncClient(this.dynalite.endpoint());
 		DynamoDbRateLimitStore store = DynamoDbRateLimitStore.builder(this.client)

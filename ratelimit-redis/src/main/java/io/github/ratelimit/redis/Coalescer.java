@@ -11,9 +11,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
-import java.util.function.Predicate;
 
 import io.github.ratelimit.Algorithm;
 import io.github.ratelimit.Decision;
@@ -21,11 +19,13 @@ import io.github.ratelimit.RateLimitPolicy;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Sends concurrent decisions of a policy together. While {@code maxInFlight} script calls of a policy are in flight
- * (per Cluster hash slot, when keys may live on different nodes), later requests wait in the policy's lane and go as
- * one call when one returns, or as soon as half a batch is waiting. The script decides them one after the other, in
- * arrival order, each atomically, so exactness is unchanged; a busy policy or a hot key costs far fewer round trips,
- * and no decision ever takes more than one.
+ * Sends concurrent calls to Redis together: the one batching layer under every script call of the store. A lane
+ * carries either the decisions of one policy (its algorithm's script), or the groups of the all-or-nothing script
+ * (several limits of one request, a decision of a request without waiting, refunds and charges), one lane per
+ * Cluster hash slot when keys may live on different nodes. While {@code maxInFlight} script calls of a lane are in
+ * flight, later calls wait in it and go as one script call when one returns, or as soon as half a batch is waiting.
+ * The script decides them one after the other, in arrival order, each atomically, so exactness is unchanged; a busy
+ * policy or a hot key costs far fewer round trips, and no call ever takes more than one.
  * <p>
  * Waiting callers have no timer of their own, which would cost each decision a kernel timer: a {@link Watchdog}
  * thread fails the overdue ones, looking only at the lanes that have something waiting or in flight. Should that
@@ -35,10 +35,17 @@ import org.jspecify.annotations.Nullable;
  */
 final class Coalescer implements AutoCloseable {
 
-	/** Sends one batch; the future completes once every decision of the batch is completed. */
+	/** Sends one batch of a policy's decisions; the future completes once every decision of it is completed. */
 	interface Sender {
 
 		CompletableFuture<?> send(PolicyScript script, List<PendingDecision> batch);
+
+	}
+
+	/** Sends one batch of a lane; the future completes once every call of the batch is completed. */
+	interface BatchSender<P extends Pending> {
+
+		CompletableFuture<?> send(List<P> batch);
 
 	}
 
@@ -54,8 +61,6 @@ final class Coalescer implements AutoCloseable {
 	/** The failure of an overdue decision, told apart by identity; it carries no stack trace. */
 	static final Exception OVERDUE = new Exception("overdue", null, false, false) {
 	};
-
-	private static final ThreadLocal<Boolean> DISPATCHING = ThreadLocal.withInitial(() -> false);
 
 	/**
 	 * How many calls a busy lane may have in flight: beyond {@code maxInFlight}, only calls carrying at least half
@@ -74,14 +79,17 @@ final class Coalescer implements AutoCloseable {
 	private final int maxInFlight;
 
 	/** Every lane, for {@link #close()} to release what waits in it. */
-	private final ConcurrentLinkedQueue<Lane> allLanes = new ConcurrentLinkedQueue<>();
+	private final ConcurrentLinkedQueue<Lane<?>> allLanes = new ConcurrentLinkedQueue<>();
 
 	/** The lanes with something waiting or in flight, for the {@link Watchdog}; idle lanes leave it. */
-	private final ConcurrentLinkedQueue<Lane> busyLanes = new ConcurrentLinkedQueue<>();
+	private final ConcurrentLinkedQueue<Lane<?>> busyLanes = new ConcurrentLinkedQueue<>();
 
 	private final Watchdog watchdog;
 
 	private volatile boolean closed;
+
+	/** Held while the calls of one request are queued in their lanes: see {@link #submitTogether}. */
+	private final Object queuedTogether = new Object();
 
 	Coalescer(Sender sender, boolean perSlot, long timeoutNanos, int maxBatchSize, int maxInFlight,
 			String threadName) {
@@ -93,8 +101,22 @@ final class Coalescer implements AutoCloseable {
 		this.watchdog = new Watchdog(threadName);
 	}
 
-	Lanes lanes(PolicyScript script) {
-		return new Lanes(script);
+	/** The lanes of one policy's decisions, sent with its algorithm's script. */
+	Lanes<PendingDecision> lanes(PolicyScript script) {
+		return new Lanes<>((batch) -> this.sender.send(script, batch), batchSize(script.policy), this.maxInFlight,
+				MAX_IN_FLIGHT_WHEN_BUSY);
+	}
+
+	/**
+	 * Lanes of calls that the sender packs into one script call, at most {@code maxBatchSize} of weight each. With
+	 * {@code inOrder}, a lane has one call in flight at a time, whatever {@code maxInFlight}: calls in flight together
+	 * may reach Redis in another order than they were sent (a Cluster node's connection still being made runs what
+	 * waits for it last first), and the groups of one request on two hash slots must be decided in the same order on
+	 * both, or concurrent requests at a limit each take one slot's last units and reject one another.
+	 */
+	<P extends Pending> Lanes<P> lanes(BatchSender<P> sender, boolean inOrder) {
+		return inOrder ? new Lanes<>(sender, this.maxBatchSize, 1, 1)
+				: new Lanes<>(sender, this.maxBatchSize, this.maxInFlight, MAX_IN_FLIGHT_WHEN_BUSY);
 	}
 
 	/**
@@ -109,19 +131,9 @@ final class Coalescer implements AutoCloseable {
 	 * @throws ExecutionException with {@link #OVERDUE} or {@link #CLOSED} as its cause, or the store's failure
 	 * @throws TimeoutException when the watchdog does not run and the caller's own deadline passed
 	 */
-	Decision decide(Lanes lanes, PendingDecision call) throws ExecutionException, InterruptedException, TimeoutException {
-		boolean watched = this.watchdog.running;
-		if (!watched) {
-			this.watchdog.start();
-		}
-		Lane lane = lanes.lane(call.keys[0]);
-		lane.waiting.offer(call);
-		lane.waitingCount.incrementAndGet();
-		lane.watch(this.busyLanes);
-		dispatch(lanes.script, lane, call.start);
-		if (this.closed) {
-			call.fail(CLOSED); // closed as this call joined: close() may not have seen it
-		}
+	Decision decide(Lanes<PendingDecision> lanes, PendingDecision call)
+			throws ExecutionException, InterruptedException, TimeoutException {
+		boolean watched = submit(lanes, call);
 		if (watched && this.watchdog.running) {
 			return call.result.get();
 		}
@@ -136,34 +148,97 @@ final class Coalescer implements AutoCloseable {
 	}
 
 	/**
-	 * Send what waits in the lane, as long as fewer than {@code maxInFlight} calls are in flight. Called after a
-	 * request joins the lane and after a call of the lane returns, so that one of them always sends what waits.
+	 * Queue a call in its lane and send what the lane may send, without waiting: its future completes on the thread
+	 * that receives the answer, or fails as {@link #OVERDUE} once the timeout passed (while the watchdog runs; else
+	 * the caller times out with a deadline of its own).
+	 * @return whether the watchdog ran when the call joined
 	 */
-	private void dispatch(PolicyScript script, Lane lane, long now) {
-		if (DISPATCHING.get()) {
-			// A call that failed at once re-enters from its completion: the dispatch below this frame goes on
-			// sending, without one stack frame per batch.
+	<P extends Pending> boolean submit(Lanes<P> lanes, P call) {
+		boolean watched = this.watchdog.running;
+		if (!watched) {
+			this.watchdog.start();
+		}
+		Lane<P> lane = lanes.lane(call.keys[0]);
+		lane.waiting.offer(call);
+		lane.waitingCount.incrementAndGet();
+		lane.watch(this.busyLanes);
+		dispatch(lanes, lane, call.start);
+		if (this.closed) {
+			call.fail(CLOSED); // closed as this call joined: close() may not have seen it
+		}
+		return watched;
+	}
+
+	/**
+	 * Queue calls in their lanes as {@link #submit} does, all at once with respect to other calls queued together:
+	 * the calls of one request in several lanes (hash slots) then stand in every lane in the same order as those of
+	 * the other requests queued so.
+	 */
+	<P extends Pending> void submitTogether(Lanes<P> lanes, List<P> calls) {
+		if (calls.size() == 1) {
+			submit(lanes, calls.get(0));
 			return;
 		}
-		DISPATCHING.set(true);
-		try {
-			dispatchWaiting(script, lane, now);
+		if (!this.watchdog.running) {
+			this.watchdog.start();
 		}
-		finally {
-			DISPATCHING.set(false);
+		List<Lane<P>> joined = new ArrayList<>(calls.size());
+		synchronized (this.queuedTogether) { // a few queue insertions: never held while anything is sent
+			for (P call : calls) {
+				Lane<P> lane = lanes.lane(call.keys[0]);
+				lane.waiting.offer(call);
+				lane.waitingCount.incrementAndGet();
+				joined.add(lane);
+			}
+		}
+		for (int i = 0; i < joined.size(); i++) {
+			Lane<P> lane = joined.get(i);
+			lane.watch(this.busyLanes);
+			dispatch(lanes, lane, calls.get(i).start);
+		}
+		if (this.closed) {
+			calls.forEach((call) -> call.fail(CLOSED));
 		}
 	}
 
-	private void dispatchWaiting(PolicyScript script, Lane lane, long now) {
-		int maxBatchSize = batchSize(script);
+	/**
+	 * Send what waits in the lane, as long as fewer than {@code maxInFlight} calls are in flight. Called after a
+	 * request joins the lane and after a call of the lane returns, so that one of them always sends what waits.
+	 */
+	private <P extends Pending> void dispatch(Lanes<P> lanes, Lane<P> lane, long now) {
+		// One thread at a time drains and sends a lane, so that its calls reach Redis in the order they joined: the
+		// groups of one request on two hash slots are then decided in the same order on both, and concurrent
+		// requests at a limit do not each take one slot's last units and reject one another. Another thread (or a
+		// call that failed at once, re-entering from its completion) finds the lane taken and leaves what it queued
+		// to the sender, which looks again once it has let go.
+		while (lane.sending.compareAndSet(false, true)) {
+			try {
+				dispatchWaiting(lanes, lane, now);
+			}
+			finally {
+				lane.sending.set(false);
+			}
+			if (!mayGo(lanes, lane, lane.inFlight.get())) {
+				return;
+			}
+		}
+	}
+
+	/** Whether a call of the lane may go now: fewer than {@code maxInFlight} in flight, or a busy lane's batch. */
+	private static boolean mayGo(Lanes<?> lanes, Lane<?> lane, int inFlight) {
+		int waiting = lane.waitingCount.get();
+		// Up to maxInFlight calls go out at once; beyond that, only full batches, so that a busy lane keeps Redis fed
+		// without paying a round trip per decision.
+		return waiting > 0 && (inFlight < lanes.maxInFlight
+				|| (inFlight < lanes.maxInFlightWhenBusy && waiting >= Math.max(1, lanes.maxWeight / 2)));
+	}
+
+	private <P extends Pending> void dispatchWaiting(Lanes<P> lanes, Lane<P> lane, long now) {
+		int maxBatchSize = lanes.maxWeight;
 		while (lane.waitingCount.get() > 0) {
 			int inFlight = lane.inFlight.get();
-			// Up to maxInFlight calls go out at once; beyond that, only full batches, so that a busy lane keeps Redis
-			// fed without paying a round trip per decision.
-			boolean mayGo = inFlight < this.maxInFlight || (inFlight < MAX_IN_FLIGHT_WHEN_BUSY
-					&& lane.waitingCount.get() >= Math.max(1, maxBatchSize / 2));
-			if (!mayGo) {
-				if (inFlight >= this.maxInFlight && lane.forgetOverdueFlight(now, this.timeoutNanos)) {
+			if (!mayGo(lanes, lane, inFlight)) {
+				if (inFlight >= lanes.maxInFlight && lane.forgetOverdueFlight(now, this.timeoutNanos)) {
 					continue;
 				}
 				return; // a call in flight will dispatch when it returns
@@ -171,12 +246,12 @@ final class Coalescer implements AutoCloseable {
 			if (!lane.inFlight.compareAndSet(inFlight, inFlight + 1)) {
 				continue;
 			}
-			List<PendingDecision> batch = lane.drain(maxBatchSize);
+			List<P> batch = lane.drain(maxBatchSize);
 			if (batch.isEmpty()) {
 				lane.inFlight.decrementAndGet();
 				continue;
 			}
-			Flight flight = new Flight(now, batch);
+			Lane.Flight<P> flight = new Lane.Flight<>(now, batch);
 			lane.flights.offer(flight);
 			if (this.closed) {
 				// Closed as this call was drained: close() may not have seen it, and it must not reach Redis, where it
@@ -190,13 +265,13 @@ final class Coalescer implements AutoCloseable {
 			}
 			CompletableFuture<?> sent;
 			try {
-				sent = this.sender.send(script, batch);
+				sent = lanes.sender.send(batch);
 			}
 			catch (RuntimeException ex) {
 				flight.fail(ex);
 				sent = CompletableFuture.completedFuture(null);
 			}
-			sent.whenComplete((ignored, failure) -> completed(script, lane, flight));
+			sent.whenComplete((ignored, failure) -> completed(lanes, lane, flight));
 		}
 	}
 
@@ -205,8 +280,7 @@ final class Coalescer implements AutoCloseable {
 	 * script, so a call carries no more than {@code MAX_SLIDING_LOG_ENTRIES} entries' worth of them, which keeps one
 	 * call to what one decision may cost at most.
 	 */
-	private int batchSize(PolicyScript script) {
-		RateLimitPolicy policy = script.policy;
+	private int batchSize(RateLimitPolicy policy) {
 		if (policy.algorithm() != Algorithm.SLIDING_LOG) {
 			return this.maxBatchSize;
 		}
@@ -214,12 +288,20 @@ final class Coalescer implements AutoCloseable {
 		return (int) Math.max(1, Math.min(this.maxBatchSize, RateLimitPolicy.MAX_SLIDING_LOG_ENTRIES / entries));
 	}
 
-	private void completed(PolicyScript script, Lane lane, Flight flight) {
+	/**
+	 * How much of a call's budget one decision of the policy takes in a lane of several policies: as much as keeps a
+	 * call within what {@link #batchSize} allows each.
+	 */
+	int weight(RateLimitPolicy policy) {
+		return Math.max(1, this.maxBatchSize / batchSize(policy));
+	}
+
+	private <P extends Pending> void completed(Lanes<P> lanes, Lane<P> lane, Lane.Flight<P> flight) {
 		lane.flights.remove(flight);
 		if (flight.complete()) {
 			lane.inFlight.decrementAndGet();
 		}
-		dispatch(script, lane, System.nanoTime());
+		dispatch(lanes, lane, System.nanoTime());
 	}
 
 	/**
@@ -230,155 +312,62 @@ final class Coalescer implements AutoCloseable {
 		// Callers that join or are sent from now on see 'closed' and fail themselves; these are the others.
 		this.closed = true;
 		this.watchdog.stop();
-		for (Lane lane : this.allLanes) {
+		for (Lane<?> lane : this.allLanes) {
 			lane.failWaitingAndInFlight((call) -> true, CLOSED);
 		}
 	}
 
+	/**
+	 * Return whether every call queued so far ends by its deadline without a timer of its caller's: the watchdog runs,
+	 * and fails what it finds overdue, or everything still waiting when it stops.
+	 */
 	boolean isWatchdogRunning() {
 		return this.watchdog.running;
 	}
 
 	/**
-	 * The lanes of one policy: one, or one per Cluster hash slot that its keys have used.
+	 * The lanes of one kind of call: one, or one per Cluster hash slot that their keys have used.
 	 */
-	final class Lanes {
+	final class Lanes<P extends Pending> {
 
-		final PolicyScript script;
+		final BatchSender<P> sender;
 
-		private final @Nullable Lane single;
+		/** The most weight one script call carries. */
+		final int maxWeight;
 
-		private final @Nullable ConcurrentHashMap<Integer, Lane> bySlot;
+		/** How many calls of a lane may be in flight, and how many when it is busy (each then half a batch). */
+		final int maxInFlight;
 
-		Lanes(PolicyScript script) {
-			this.script = script;
+		final int maxInFlightWhenBusy;
+
+		private final @Nullable Lane<P> single;
+
+		private final @Nullable ConcurrentHashMap<Integer, Lane<P>> bySlot;
+
+		Lanes(BatchSender<P> sender, int maxWeight, int maxInFlight, int maxInFlightWhenBusy) {
+			this.sender = sender;
+			this.maxWeight = maxWeight;
+			this.maxInFlight = maxInFlight;
+			this.maxInFlightWhenBusy = maxInFlightWhenBusy;
 			this.single = Coalescer.this.perSlot ? null : newLane();
 			this.bySlot = Coalescer.this.perSlot ? new ConcurrentHashMap<>() : null;
 		}
 
-		Lane lane(byte[] firstKey) {
-			Lane single = this.single;
+		Lane<P> lane(byte[] firstKey) {
+			Lane<P> single = this.single;
 			if (single != null) {
 				return single;
 			}
-			ConcurrentHashMap<Integer, Lane> bySlot = Objects.requireNonNull(this.bySlot);
+			ConcurrentHashMap<Integer, Lane<P>> bySlot = Objects.requireNonNull(this.bySlot);
 			Integer slot = RedisKeys.slot(firstKey);
-			Lane lane = bySlot.get(slot);
+			Lane<P> lane = bySlot.get(slot);
 			return (lane != null) ? lane : bySlot.computeIfAbsent(slot, (s) -> newLane());
 		}
 
-		private Lane newLane() {
-			Lane lane = new Lane();
+		private Lane<P> newLane() {
+			Lane<P> lane = new Lane<>();
 			Coalescer.this.allLanes.offer(lane);
 			return lane;
-		}
-
-	}
-
-	/**
-	 * The requests of one policy (and hash slot): at most {@code maxInFlight} script calls in flight, the others
-	 * waiting to go together when one returns. Lock-free, since every request of a busy policy passes through it.
-	 */
-	static final class Lane {
-
-		final AtomicInteger inFlight = new AtomicInteger();
-
-		final ConcurrentLinkedQueue<Flight> flights = new ConcurrentLinkedQueue<>();
-
-		final ConcurrentLinkedQueue<PendingDecision> waiting = new ConcurrentLinkedQueue<>();
-
-		final AtomicInteger waitingCount = new AtomicInteger();
-
-		/** Whether this lane is in the watchdog's queue of busy lanes. */
-		final AtomicBoolean watched = new AtomicBoolean();
-
-		/**
-		 * Make sure the watchdog looks at this lane; called after a request joined it.
-		 */
-		void watch(ConcurrentLinkedQueue<Lane> busyLanes) {
-			if (!this.watched.get() && this.watched.compareAndSet(false, true)) {
-				busyLanes.offer(this);
-			}
-		}
-
-		/**
-		 * Forget the oldest call in flight if it has been in flight for longer than the timeout: its callers give
-		 * up, and a Redis that lost it must not block the lane.
-		 * @return whether a call was forgotten
-		 */
-		boolean forgetOverdueFlight(long now, long timeoutNanos) {
-			Flight oldest = this.flights.peek();
-			if (oldest != null && now - oldest.sentAt > timeoutNanos && oldest.complete()) {
-				this.flights.remove(oldest);
-				this.inFlight.decrementAndGet();
-				oldest.fail(OVERDUE);
-				return true;
-			}
-			return false;
-		}
-
-		/**
-		 * Fail the calls of this lane, waiting or in flight, that {@code overdue} selects.
-		 */
-		void failWaitingAndInFlight(Predicate<PendingDecision> overdue, Throwable failure) {
-			for (Flight flight : this.flights) {
-				for (PendingDecision call : flight.batch) {
-					if (!call.result.isDone() && overdue.test(call)) {
-						call.fail(failure);
-					}
-				}
-			}
-			for (PendingDecision call : this.waiting) {
-				if (!call.result.isDone() && overdue.test(call)) {
-					call.fail(failure);
-				}
-			}
-		}
-
-		boolean isIdle() {
-			// inFlight is taken before a batch is drained and given back once its flight is done, so no call is ever
-			// out of sight between the waiting queue and the flights.
-			return this.waitingCount.get() == 0 && this.inFlight.get() == 0 && this.flights.isEmpty();
-		}
-
-		List<PendingDecision> drain(int max) {
-			List<PendingDecision> batch = new ArrayList<>(Math.min(max, 16));
-			PendingDecision call;
-			while (batch.size() < max && (call = this.waiting.poll()) != null) {
-				this.waitingCount.decrementAndGet();
-				if (!call.abandoned) { // a caller that gave up before its request was sent must not be counted
-					batch.add(call);
-				}
-			}
-			return batch;
-		}
-
-	}
-
-	/**
-	 * A script call in flight, completed once: by its reply, or by being forgotten as overdue.
-	 */
-	static final class Flight {
-
-		final long sentAt;
-
-		final List<PendingDecision> batch;
-
-		private final AtomicBoolean done = new AtomicBoolean();
-
-		Flight(long sentAt, List<PendingDecision> batch) {
-			this.sentAt = sentAt;
-			this.batch = batch;
-		}
-
-		void fail(Throwable failure) {
-			for (PendingDecision call : this.batch) {
-				call.fail(failure);
-			}
-		}
-
-		boolean complete() {
-			return this.done.compareAndSet(false, true);
 		}
 
 	}
@@ -426,7 +415,7 @@ final class Coalescer implements AutoCloseable {
 				// From now on callers wait with deadlines of their own; those already waiting without one joined
 				// their lane before this flag changed, so they are found here.
 				this.running = false;
-				for (Lane lane : Coalescer.this.allLanes) {
+				for (Lane<?> lane : Coalescer.this.allLanes) {
 					lane.failWaitingAndInFlight((call) -> true, Coalescer.this.closed ? CLOSED : OVERDUE);
 				}
 			}
@@ -441,8 +430,8 @@ final class Coalescer implements AutoCloseable {
 				Thread.interrupted(); // only close() wakes this thread early, and it says so with 'closed'
 				busy = false;
 				long now = System.nanoTime();
-				for (Iterator<Lane> lanes = Coalescer.this.busyLanes.iterator(); lanes.hasNext();) {
-					Lane lane = lanes.next();
+				for (Iterator<Lane<?>> lanes = Coalescer.this.busyLanes.iterator(); lanes.hasNext();) {
+					Lane<?> lane = lanes.next();
 					if (lane.isIdle()) {
 						lanes.remove();
 						lane.watched.set(false);

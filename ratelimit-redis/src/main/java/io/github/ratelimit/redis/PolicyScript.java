@@ -22,7 +22,7 @@ final class PolicyScript {
 	/** The arguments before the costs; the first, the time, is filled in per call. */
 	final byte[][] args;
 
-	final Coalescer.@Nullable Lanes lanes;
+	final Coalescer.@Nullable Lanes<PendingDecision> lanes;
 
 	/** The policy's other parameter sets in use by other instances. */
 	final PolicyVersions.View versions;

@@ -8,7 +8,6 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -17,22 +16,28 @@ import io.github.ratelimit.Decision;
 import io.github.ratelimit.RateLimitPolicy;
 import io.github.ratelimit.TimeSource;
 import io.github.ratelimit.internal.Durations;
+import io.github.ratelimit.redis.NameRegistrations.Registration;
 import org.jspecify.annotations.Nullable;
 
 /**
  * Which other parameter sets (algorithm, limit, window, burst) the same policy and variant is decided with by other
- * instances sharing the Redis: while an edited configuration rolls out, old and new instances alternate, and each
- * set of parameters counts in keys of its own ({@link RedisKeys}). So that together they never admit more than the
- * larger configuration would alone, a decision is taken from the state of every live set at once, all or nothing.
+ * instances sharing the Redis: while an edited configuration rolls out (or a tenant's limits change on one instance
+ * before another), old and new instances alternate, and each set of parameters counts in keys of its own
+ * ({@link RedisKeys}). So that together they never admit more than the larger configuration would alone, a decision
+ * is taken from the state of every live set of its own policy and variant at once, all or nothing.
  * <p>
- * Each instance says which set it decides a policy with before its first decision, and again at least every
- * {@value #REFRESH_MILLIS} ms while it decides (sent alongside a decision, never waited for), learning the others
- * in the same call. A set is live for {@value #LIVE_MILLIS} ms after an instance last said so (on Redis time). An
- * instance that has not said so for half that time (idle, or just started; measured on its monotonic clock) says so
- * and waits for the answer, up to half the decision's time, before it decides, since the others may have stopped
- * counting its set. So of any two sets in use, one is always counted by the other's decisions, except in the
- * moment before an instance next says so (at most a refresh period). A registration that fails or is late never
- * fails a decision: it goes on with what is known.
+ * Each instance says which set it decides a policy and variant with before its first decision, and again at least
+ * every {@value #REFRESH_MILLIS} ms while it decides (sent alongside a decision, never waited for), learning the
+ * others in the same call. A set is live for {@value #LIVE_MILLIS} ms after an instance last said so (on Redis time).
+ * An instance that has not said so for half that time (idle, or just started; measured on its monotonic clock) says
+ * so and waits for the answer, up to half the decision's time, before it decides, since the others may have stopped
+ * counting its set. So of any two sets in use, one is always counted by the other's decisions, except in the moment
+ * before an instance next says so (at most a refresh period). A registration that fails or is late never fails a
+ * decision: it goes on with what is known.
+ * <p>
+ * Each variant has a hash of its own, so a registration reads only its own variant's sets, and the variants of one
+ * name share a hash tag, so that what is due of them goes in one script call ({@link NameRegistrations}): with thousands of
+ * tenants, each a variant, an instance sends a few calls a second per name, not one per tenant.
  */
 final class PolicyVersions {
 
@@ -48,6 +53,18 @@ final class PolicyVersions {
 	 */
 	static final int MAX_OTHERS = 4;
 
+	/**
+	 * The least time between two calls of one name that carry only refreshes (none a decision waits for), so that
+	 * refreshes due one after another, one per variant, travel together.
+	 */
+	static final long BATCH_MILLIS = 250;
+
+	/** The most variants one call says the sets of: a few microseconds each, so that no call holds Redis for long. */
+	static final int MAX_BATCH = 256;
+
+	/** Past how many names idle batches are dropped when a registration meets a new one. */
+	private static final int SWEEP_ABOVE_NAMES = 1_024;
+
 	private static final System.Logger logger = System.getLogger(PolicyVersions.class.getName());
 
 	private final ScriptExecutor executor;
@@ -58,11 +75,18 @@ final class PolicyVersions {
 
 	private final byte[] leastTtl;
 
-	PolicyVersions(ScriptExecutor executor, RedisKeys keys, @Nullable TimeSource clock, byte[] leastTtl) {
+	private final Deadlines deadlines;
+
+	/** What is due to be said, by policy name: the hash tag all of a name's hashes share. */
+	private final ConcurrentHashMap<String, NameRegistrations> batches = new ConcurrentHashMap<>();
+
+	PolicyVersions(ScriptExecutor executor, RedisKeys keys, @Nullable TimeSource clock, byte[] leastTtl,
+			Deadlines deadlines) {
 		this.executor = executor;
 		this.keys = keys;
 		this.clock = clock;
 		this.leastTtl = leastTtl;
+		this.deadlines = deadlines;
 	}
 
 	/**
@@ -79,7 +103,7 @@ final class PolicyVersions {
 	void refreshIfDue(View view) {
 		long now = localNow();
 		if (view.isDue(now)) {
-			view.register(now);
+			view.register(now, view.mustWait(now));
 		}
 	}
 
@@ -116,13 +140,12 @@ final class PolicyVersions {
 		if (!view.isDue(now)) {
 			return CompletableFuture.completedFuture(view.others);
 		}
-		boolean mustWait = !view.registered || now - view.registeredAt >= LIVE_MILLIS / 2;
-		CompletableFuture<?> registration = view.register(now);
+		boolean mustWait = view.mustWait(now);
+		CompletableFuture<?> registration = view.register(now, mustWait);
 		if (!mustWait) {
 			return CompletableFuture.completedFuture(view.others);
 		}
-		return registration.copy()
-			.completeOnTimeout(null, Math.max(0, (deadlineNanos - System.nanoTime()) / 2), TimeUnit.NANOSECONDS)
+		return this.deadlines.completeAfter(registration.copy(), null, (deadlineNanos - System.nanoTime()) / 2)
 			.handle((ignored, failure) -> view.others);
 	}
 
@@ -205,6 +228,106 @@ final class PolicyVersions {
 				allowed ? 0 : retryAfter, nextUnit, own.origin());
 	}
 
+	private void enqueue(Registration registration, boolean urgent) {
+		String name = registration.view.policy.name();
+		if (this.batches.size() > SWEEP_ABOVE_NAMES && !this.batches.containsKey(name)) {
+			dropIdleBatches();
+		}
+		while (true) {
+			NameRegistrations batch = this.batches.computeIfAbsent(name, (n) -> new NameRegistrations());
+			List<Registration> due;
+			synchronized (batch) {
+				if (batch.dropped) {
+					continue; // dropped meanwhile: a new one takes it
+				}
+				batch.queue.add(registration);
+				batch.urgent |= urgent;
+				due = batch.take(localNow());
+			}
+			send(batch, due);
+			return;
+		}
+	}
+
+	/** Send what a name has due, if its time has come; an urgent registration's time has always come. */
+	private void flush(String name, boolean urgent) {
+		NameRegistrations batch = this.batches.get(name);
+		if (batch == null) {
+			return;
+		}
+		List<Registration> due;
+		synchronized (batch) {
+			batch.urgent |= urgent && !batch.queue.isEmpty();
+			due = batch.take(localNow());
+		}
+		send(batch, due);
+	}
+
+	/** Drop the batches of names no registration needed for a set's life (names built per tenant come and go). */
+	private void dropIdleBatches() {
+		long now = localNow();
+		this.batches.forEach((name, batch) -> {
+			synchronized (batch) {
+				if (!batch.inFlight && batch.queue.isEmpty() && Math.abs(now - batch.lastSent) >= LIVE_MILLIS) {
+					batch.dropped = true;
+					this.batches.remove(name, batch);
+				}
+			}
+		});
+	}
+
+	/**
+	 * Say the sets of the given variants of one name in one call, each reading only its own hash; when it answers,
+	 * send what became due meanwhile.
+	 */
+	private void send(NameRegistrations batch, @Nullable List<Registration> due) {
+		if (due == null) {
+			return;
+		}
+		byte[][] keys = new byte[due.size()][];
+		byte[][] args = new byte[4 + due.size()][];
+		args[0] = (this.clock != null) ? PolicyScript.bytes(localNow()) : PolicyScript.EMPTY;
+		args[1] = PolicyScript.bytes(LIVE_MILLIS);
+		args[2] = this.leastTtl;
+		args[3] = PolicyScript.bytes(MAX_OTHERS);
+		for (int i = 0; i < due.size(); i++) {
+			keys[i] = due.get(i).view.registryKey;
+			args[4 + i] = due.get(i).view.field;
+		}
+		CompletableFuture<List<Object>> call;
+		try {
+			call = this.executor.execute(RateLimitScript.POLICY_VERSIONS, keys, args);
+		}
+		catch (RuntimeException ex) {
+			call = CompletableFuture.failedFuture(ex);
+		}
+		call.whenComplete((reply, failure) -> {
+			answer(due, reply, failure);
+			List<Registration> next;
+			synchronized (batch) {
+				batch.inFlight = false;
+				next = batch.take(localNow());
+			}
+			send(batch, next);
+		});
+	}
+
+	private static void answer(List<Registration> due, @Nullable List<Object> reply, @Nullable Throwable failure) {
+		int at = 1;
+		for (Registration registration : due) {
+			if (failure == null && reply != null && at < reply.size()
+					&& reply.get(at) instanceof Number count && at + 1 + count.intValue() <= reply.size()) {
+				registration.view.answered(registration, ((Number) reply.get(0)).longValue(),
+						reply.subList(at + 1, at + 1 + count.intValue()));
+				at += 1 + count.intValue();
+			}
+			else {
+				registration.view.failed(registration, (failure != null) ? failure
+						: new IllegalStateException("no reply from the policy versions script"));
+			}
+		}
+	}
+
 	/**
 	 * What this instance knows of the other sets of one policy and variant, and when it last said which it uses.
 	 */
@@ -233,7 +356,7 @@ final class PolicyVersions {
 		/** Since when (Redis time) {@link #others} holds what it holds. */
 		volatile long othersSince = Long.MIN_VALUE;
 
-		private final AtomicReference<@Nullable CompletableFuture<?>> registering = new AtomicReference<>();
+		private final AtomicReference<@Nullable Registration> registering = new AtomicReference<>();
 
 		/** The other sets already logged. */
 		private final Set<String> warned = ConcurrentHashMap.newKeySet();
@@ -252,49 +375,48 @@ final class PolicyVersions {
 			return !this.registered || now - this.registeredAt >= REFRESH_MILLIS || now < this.registeredAt;
 		}
 
-		/** Send this instance's set unless a call is already under way; return that call. */
-		CompletableFuture<?> register(long now) {
-			CompletableFuture<?> current = this.registering.get();
-			if (current != null && !current.isDone()) {
-				return current;
+		/** Whether a decision must wait for the registration: none yet, or none for half a set's life. */
+		boolean mustWait(long now) {
+			return !this.registered || now - this.registeredAt >= LIVE_MILLIS / 2 || now < this.registeredAt;
+		}
+
+		/**
+		 * Have this instance's set said (with the name's other variants due, in one call) unless it already waits to
+		 * be; return that registration. One a decision waits for goes at once, others within {@link #BATCH_MILLIS}.
+		 */
+		CompletableFuture<?> register(long now, boolean urgent) {
+			Registration current = this.registering.get();
+			if (current != null && !current.done.isDone()) {
+				flush(this.policy.name(), urgent);
+				return current.done;
 			}
-			CompletableFuture<Object> next = new CompletableFuture<>();
+			Registration next = new Registration(this, now);
 			if (!this.registering.compareAndSet(current, next)) {
-				CompletableFuture<?> won = this.registering.get();
-				return (won != null) ? won : CompletableFuture.completedFuture(null);
+				Registration won = this.registering.get();
+				return (won != null) ? won.done : CompletableFuture.completedFuture(null);
 			}
-			byte[] time = (PolicyVersions.this.clock != null) ? PolicyScript.bytes(now) : PolicyScript.EMPTY;
-			byte[][] args = { time, this.field, PolicyScript.bytes(LIVE_MILLIS), PolicyVersions.this.leastTtl,
-					PolicyScript.bytes(MAX_OTHERS) };
-			CompletableFuture<List<Object>> call;
-			try {
-				call = PolicyVersions.this.executor.execute(RateLimitScript.POLICY_VERSIONS,
-						new byte[][] { this.registryKey }, args);
+			enqueue(next, urgent);
+			return next.done;
+		}
+
+		/** Take the reply's fields of this variant's other sets in use. */
+		void answered(Registration registration, long redisNow, List<Object> fields) {
+			List<RateLimitPolicy> others = others(fields);
+			if (!others.equals(this.others)) {
+				warnOfNew(others);
+				this.othersSince = redisNow;
+				this.others = others;
 			}
-			catch (RuntimeException ex) {
-				call = CompletableFuture.failedFuture(ex);
-			}
-			call.whenComplete((reply, failure) -> {
-				if (failure == null && reply != null && !reply.isEmpty()) {
-					List<RateLimitPolicy> others = others(reply.subList(1, reply.size()));
-					if (!others.equals(this.others)) {
-						warnOfNew(others);
-						this.othersSince = ((Number) reply.get(0)).longValue();
-						this.others = others;
-					}
-					this.registeredAt = now;
-					this.registered = true;
-					this.failed = false;
-					next.complete(null);
-				}
-				else {
-					this.failedAt = now;
-					this.failed = true;
-					next.completeExceptionally((failure != null) ? failure
-							: new IllegalStateException("no reply from the policy versions script"));
-				}
-			});
-			return next;
+			this.registeredAt = registration.at;
+			this.registered = true;
+			this.failed = false;
+			registration.done.complete(null);
+		}
+
+		void failed(Registration registration, Throwable failure) {
+			this.failedAt = registration.at;
+			this.failed = true;
+			registration.done.completeExceptionally(failure);
 		}
 
 		/** Say, once per set, that another parameter set of this policy now takes part in its decisions. */

@@ -61,12 +61,16 @@ final class RedisKeys {
 	}
 
 	/**
-	 * Return the key of the hash that lists the parameter sets a policy is decided with
-	 * ({@code <prefix>:{<policy>}:versions}, see {@link PolicyVersions}): under the store's prefix, so that
-	 * {@link PrefixedKeys} clears it with the rest; its hash tag, the policy name alone, is never a decision's.
+	 * Return the key of the hash that lists the parameter sets a policy and variant is decided with
+	 * ({@code <prefix>:{<policy>}:versions}, or {@code <prefix>:{<policy>}:v=<variant>:versions} for a plan's or a
+	 * tenant's variant; see {@link PolicyVersions}): one per variant, so that saying which set a variant uses reads
+	 * nothing of the others (thousands of tenants each have their own); all of one name in one hash tag, the name
+	 * alone (never a decision's), so that one script call can say it for many variants, also on a Cluster; under the
+	 * store's prefix, so that {@link PrefixedKeys} clears them with the rest.
 	 */
 	byte[] versions(RateLimitPolicy policy) {
-		return bytes(this.prefix + ":{" + StoreKeys.bounded(StoreKeys.escape(policy.name())) + "}:versions");
+		return bytes(this.prefix + ":{" + StoreKeys.bounded(StoreKeys.escape(policy.name())) + "}"
+				+ StoreKeys.variantSuffix(policy) + ":versions");
 	}
 
 	/**

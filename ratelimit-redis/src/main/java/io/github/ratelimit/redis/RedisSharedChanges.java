@@ -13,9 +13,13 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
 /**
  * The changes made to policies at run time, in one hash, {@code <prefix>:changes}: a field per policy, its values
  * encoded as one line. Outside the keys {@code clear()} deletes (they start with <code>&lt;prefix&gt;:{</code>), and
- * without an expiry: a change stays until it is dropped. Each instance reads the whole hash about once a second.
+ * without an expiry: a change stays until it is dropped. Each instance reads the whole hash about once a second,
+ * unless it holds more than {@value #MAX_FIELDS} fields: a hash filled by someone else is not read at all.
  */
 final class RedisSharedChanges implements SharedChanges {
+
+	/** More fields than policies any application declares: past this, the hash is not read. */
+	static final int MAX_FIELDS = 1_024;
 
 	private final RedisConnectionFactory connectionFactory;
 
@@ -48,6 +52,11 @@ final class RedisSharedChanges implements SharedChanges {
 	public Map<String, Map<String, String>> readAll() {
 		Map<byte[], byte[]> fields;
 		try (RedisConnection connection = this.connectionFactory.getConnection()) {
+			Long count = connection.hashCommands().hLen(this.key);
+			if (count != null && count > MAX_FIELDS) {
+				throw new IllegalStateException("'" + new String(this.key, StandardCharsets.UTF_8) + "' holds " + count
+						+ " fields, more than the " + MAX_FIELDS + " read");
+			}
 			fields = connection.hashCommands().hGetAll(this.key);
 		}
 		catch (RuntimeException ex) {

@@ -22,8 +22,10 @@ import org.jspecify.annotations.Nullable;
  */
 final class SlotDecision {
 
-	/** Sends one script call of some of the acquisitions: to take, or to give back at the given times. */
+	/** Sends script calls of the acquisitions: to take, a call per group, or to give back at the given times. */
 	interface Calls {
+
+		List<CompletableFuture<List<Object>>> take(List<Acquisition> acquisitions, List<List<Integer>> groups);
 
 		CompletableFuture<List<Object>> call(byte[] mode, List<Acquisition> acquisitions, List<Integer> group,
 				long @Nullable [] times);
@@ -56,10 +58,7 @@ final class SlotDecision {
 		this.decisions = new Decision[acquisitions.size()];
 		this.times = new long[acquisitions.size()];
 		this.admitted = new boolean[groups.size()];
-		this.sent = new ArrayList<>(groups.size());
-		for (List<Integer> group : groups) {
-			this.sent.add(calls.call(RedisRateLimitStore.TAKE, acquisitions, group, null));
-		}
+		this.sent = calls.take(acquisitions, groups);
 	}
 
 	int groups() {
@@ -112,7 +111,7 @@ final class SlotDecision {
 		List<CompletableFuture<List<Object>>> refunds = new ArrayList<>();
 		for (int g = 0; g < this.groups.size(); g++) {
 			if (this.admitted[g]) {
-				refunds.add(this.calls.call(RedisRateLimitStore.REFUND, this.acquisitions, this.groups.get(g), this.times));
+				refunds.add(this.calls.call(ScriptCalls.REFUND, this.acquisitions, this.groups.get(g), this.times));
 			}
 		}
 		return refunds;

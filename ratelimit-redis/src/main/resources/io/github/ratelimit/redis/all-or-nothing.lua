@@ -1,33 +1,54 @@
 #!lua
--- Several policies' decisions for one request in one call, all or nothing; and giving units back.
--- The per-algorithm scripts decide many requests of one policy; this one decides one request of several policies,
--- each key once, with the same state layouts and arithmetic (see prelude.lua and each algorithm's script), so
--- either script may decide for a key.
+-- Groups of entries of any policies in one call: each group is one request's decision of several policies, all or
+-- nothing, or units given back or charged. Concurrent requests' groups are sent together (the store's batching
+-- layer), and decided one after the other, in order, each atomically.
+-- The per-algorithm scripts decide many requests of one policy; this one decides requests of several policies, with
+-- the same state layouts and arithmetic (see prelude.lua and each algorithm's script), so either script may decide
+-- for a key.
 --
--- ARGV[1] 'take', 'refund' or 'charge'
--- ARGV[2] now in ms since the epoch, or "" to use Redis TIME (production; tests drive time explicitly)
--- ARGV[3] least TTL in ms (0 in production)
--- then 8 arguments per entry: algorithm ('f' fixed window, 'l' sliding log, 'c' sliding counter, 'b' bucket),
--- limit, window_ms, burst, units_per_token, units_per_ms, cost, and for 'refund' the time the entry was counted at.
--- KEYS: one per entry, in order; two for the sliding log (the log and its summary).
+-- ARGV[1] now in ms since the epoch, or "" to use Redis TIME (production; tests drive time explicitly)
+-- ARGV[2] least TTL in ms (0 in production)
+-- then per group: 'take', 'refund' or 'charge'; the number of its entries; and 8 arguments per entry: algorithm
+-- ('f' fixed window, 'l' sliding log, 'c' sliding counter, 'b' bucket), limit, window_ms, burst, units_per_token,
+-- units_per_ms, cost, and for 'refund' and 'charge' the time the entry was counted at.
+-- KEYS: one per entry, in order, group after group; two for the sliding log (the log and its summary).
 --
--- 'take' returns, per entry: allowed (1|0), remaining, reset_after_ms, retry_after_ms (-1: never), next_unit_ms
--- (until more than remaining units are available), and the time it was counted at. If any entry is rejected, what the others took is given back before the script ends (a script
--- is atomic: no other command sees it), and they report what they would have left.
--- 'refund' gives back each entry's cost to the window it was counted in, if that still holds it; returns {}.
+-- Returns, per group, 0 then its answers, or the error that stopped the group (what it wrote before stays written,
+-- as for any script that fails; the other groups are decided as if it were alone).
+-- 'take' answers, per entry: allowed (1|0), remaining, reset_after_ms, retry_after_ms (-1: never), next_unit_ms
+-- (until more than remaining units are available), and the time it was counted at. If any entry of the group is
+-- rejected, what the group's others took is given back before the group ends (a script is atomic: no other command
+-- sees it), and they report what they would have left.
+-- 'refund' gives back each entry's cost to the window it was counted in, if that still holds it; answers nothing.
 -- 'charge' takes each entry's cost more for the admission counted then, whatever is left (a cost known only once the
--- request was served): the key may go over its limit until its window ends or it refills; returns {}.
+-- request was served): the key may go over its limit until its window ends or it refills; answers nothing.
 
 local now
-if ARGV[2] ~= '' then
-  now = tonumber(ARGV[2])
+if ARGV[1] ~= '' then
+  now = tonumber(ARGV[1])
 else
   local time = redis.call('TIME')
   now = time[1] * 1000 + math.floor(time[2] / 1000)
 end
-local least_ttl = tonumber(ARGV[3])
+local least_ttl = tonumber(ARGV[2])
 
 local function fixed_take(key, cost, limit, window)
+  -- The common case first, as fixed-window.lua does: add to now's window, which is the key's latest when the key is
+  -- new (the expiry is then set) or already counts in it; otherwise undo and read the key.
+  if cost <= limit then
+    local start = now - now % window
+    local start_field = string.format('%.0f', start)
+    local reset = start + window - now
+    local count = redis.call('HINCRBY', key, start_field, cost)
+    if count == cost and redis.call('PEXPIRE', key, math.max(reset, least_ttl), 'NX') == 0 then
+      redis.call('HDEL', key, start_field) -- the key holds another window: decided below
+    elseif count > limit then
+      redis.call('HINCRBY', key, start_field, -cost)
+      return 0, limit - count + cost, reset, reset, reset, now
+    else
+      return 1, limit - count, reset, 0, reset, now
+    end
+  end
   local fields = redis.call('HGETALL', key)
   local latest, latest_count = nil, 0
   for f = 1, #fields, 2 do
@@ -358,42 +379,47 @@ local function log_take(log, summary, cost, limit, window)
   end
 end
 
-local function log_settle(log, summary, at, change)
-  -- Of recent admissions: search from the newest entry. An entry left at 0 units is harmless.
+local function log_settle(log, summary, at, window, change)
+  -- Of recent admissions: search from the newest entry. An admission still in the window whose own entry is gone was
+  -- merged (log_merge_surplus): the first entry, at the time of the newest it merged, holds it. An entry left at 0
+  -- units is harmless.
   local state = redis.call('GET', summary)
   if not (state and #state == 40) then
     return
   end
   local sum, oldest, newest, newest_cost, expires = struct.unpack('ddddd', state)
   local high = redis.call('LLEN', log) - 1
-  while high > 0 do
+  local index, time, units = nil, nil, nil
+  while high > 0 and time ~= at do
     local low = math.max(0, high - 127)
     local chunk = redis.call('LRANGE', log, low, high)
     for j = #chunk - 1, 1, -2 do
-      local time = tonumber(chunk[j])
-      if time == at then
-        local units = tonumber(chunk[j + 1])
-        local delta = change(units)
-        redis.call('LSET', log, low + j, units + delta)
-        sum = sum + delta
-        if time == newest then
-          newest_cost = newest_cost + delta
-        end
-        redis.call('SET', summary, struct.pack('ddddd', sum, oldest, newest, newest_cost, expires), 'KEEPTTL')
+      local entry = tonumber(chunk[j])
+      if entry < at then
         return
-      elseif time < at then
-        return
+      end
+      index, time, units = low + j, entry, tonumber(chunk[j + 1])
+      if entry == at then
+        break
       end
     end
     high = low - 1
   end
+  if index == nil or (time ~= at and (index ~= 1 or at <= now - window)) then
+    return
+  end
+  local delta = change(units)
+  redis.call('LSET', log, index, units + delta)
+  sum = sum + delta
+  if time == newest then
+    newest_cost = newest_cost + delta
+  end
+  redis.call('SET', summary, struct.pack('ddddd', sum, oldest, newest, newest_cost, expires), 'KEEPTTL')
 end
 
-local entries = (#ARGV - 3) / 8
-
--- Give back (refund: never more than the admission's window holds) or take more (charge: whatever is left).
-local function settle(e, k, at, charging)
-  local base = 3 + 8 * (e - 1)
+-- Give back (refund: never more than the admission's window holds) or take more (charge: whatever is left) for the
+-- entry whose arguments follow ARGV[base] and whose first key is KEYS[k].
+local function settle(base, k, at, charging)
   local algorithm, cost = ARGV[base + 1], tonumber(ARGV[base + 7])
   local window = tonumber(ARGV[base + 3])
   local function change(held)
@@ -414,60 +440,86 @@ local function settle(e, k, at, charging)
   elseif algorithm == 'c' then
     counter_settle(KEYS[k], window, at, change)
   else
-    log_settle(KEYS[k], KEYS[k + 1], at, change)
+    log_settle(KEYS[k], KEYS[k + 1], at, window, change)
   end
 end
 
-if ARGV[1] == 'refund' or ARGV[1] == 'charge' then
-  local charging = ARGV[1] == 'charge'
-  local k = 1
+local function keys_of(base)
+  if ARGV[base + 1] == 'l' then
+    return 2
+  end
+  return 1
+end
+
+local function settle_group(base, entries, k, charging)
   for e = 1, entries do
-    settle(e, k, tonumber(ARGV[3 + 8 * e]), charging)
-    if ARGV[3 + 8 * (e - 1) + 1] == 'l' then
-      k = k + 2
+    settle(base, k, tonumber(ARGV[base + 8]), charging)
+    k = k + keys_of(base)
+    base = base + 8
+  end
+end
+
+local function take_group(base, entries, k, result)
+  local admitted, all_allowed = {}, true
+  for e = 1, entries do
+    local algorithm = ARGV[base + 1]
+    local limit, window, burst = tonumber(ARGV[base + 2]), tonumber(ARGV[base + 3]), tonumber(ARGV[base + 4])
+    local per_token, per_ms, cost = tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), tonumber(ARGV[base + 7])
+    local allowed, remaining, reset, retry, next_unit, t
+    if algorithm == 'f' then
+      allowed, remaining, reset, retry, next_unit, t = fixed_take(KEYS[k], cost, limit, window)
+    elseif algorithm == 'b' then
+      allowed, remaining, reset, retry, next_unit, t = bucket_take(KEYS[k], cost, burst, per_token, per_ms)
+    elseif algorithm == 'c' then
+      allowed, remaining, reset, retry, next_unit, t = counter_take(KEYS[k], cost, limit, window)
     else
-      k = k + 1
+      allowed, remaining, reset, retry, next_unit, t = log_take(KEYS[k], KEYS[k + 1], cost, limit, window)
+    end
+    local n = #result
+    result[n + 1], result[n + 2], result[n + 3], result[n + 4], result[n + 5], result[n + 6] = allowed, remaining,
+      reset, retry, next_unit, t
+    if allowed == 1 then
+      admitted[#admitted + 1] = { base, k, t, n + 2, cost }
+    else
+      all_allowed = false
+    end
+    k = k + keys_of(base)
+    base = base + 8
+  end
+  if not all_allowed then
+    for a = 1, #admitted do
+      local entry = admitted[a]
+      settle(entry[1], entry[2], entry[3], false)
+      result[entry[4]] = result[entry[4]] + entry[5]
     end
   end
-  return {}
 end
 
-local result, admitted, all_allowed = {}, {}, true
-local k = 1
-for e = 1, entries do
-  local base = 3 + 8 * (e - 1)
-  local algorithm = ARGV[base + 1]
-  local limit, window, burst = tonumber(ARGV[base + 2]), tonumber(ARGV[base + 3]), tonumber(ARGV[base + 4])
-  local per_token, per_ms, cost = tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), tonumber(ARGV[base + 7])
-  local allowed, remaining, reset, retry, next_unit, t
-  local first_key = k
-  if algorithm == 'f' then
-    allowed, remaining, reset, retry, next_unit, t = fixed_take(KEYS[k], cost, limit, window)
-    k = k + 1
-  elseif algorithm == 'b' then
-    allowed, remaining, reset, retry, next_unit, t = bucket_take(KEYS[k], cost, burst, per_token, per_ms)
-    k = k + 1
-  elseif algorithm == 'c' then
-    allowed, remaining, reset, retry, next_unit, t = counter_take(KEYS[k], cost, limit, window)
-    k = k + 1
+local result, a, k = {}, 3, 1
+while a <= #ARGV do
+  local mode, entries = ARGV[a], tonumber(ARGV[a + 1])
+  local base = a + 1
+  local status = #result + 1
+  result[status] = 0
+  local ok, err
+  if mode == 'take' then
+    ok, err = pcall(take_group, base, entries, k, result)
   else
-    allowed, remaining, reset, retry, next_unit, t = log_take(KEYS[k], KEYS[k + 1], cost, limit, window)
-    k = k + 2
+    ok, err = pcall(settle_group, base, entries, k, mode == 'charge')
   end
-  local n = #result
-  result[n + 1], result[n + 2], result[n + 3], result[n + 4], result[n + 5], result[n + 6] = allowed, remaining,
-    reset, retry, next_unit, t
-  if allowed == 1 then
-    admitted[#admitted + 1] = { e, first_key, t, n + 2, cost }
-  else
-    all_allowed = false
+  if not ok then
+    for i = #result, status + 1, -1 do
+      result[i] = nil
+    end
+    if type(err) == 'table' and err['err'] then
+      err = err['err']
+    end
+    result[status] = tostring(err)
   end
-end
-if not all_allowed then
-  for a = 1, #admitted do
-    local entry = admitted[a]
-    settle(entry[1], entry[2], entry[3], false)
-    result[entry[4]] = result[entry[4]] + entry[5]
+  for e = 1, entries do
+    k = k + keys_of(base)
+    base = base + 8
   end
+  a = base + 1
 end
 return result

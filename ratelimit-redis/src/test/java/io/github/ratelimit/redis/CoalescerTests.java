@@ -47,7 +47,7 @@ class CoalescerTests {
 	private PolicyScript script(Coalescer coalescer) {
 		RedisKeys keys = new RedisKeys("t");
 		return new PolicyScript(this.policy, keys, PolicyScript.EMPTY, coalescer,
-				new PolicyVersions(SILENT, keys, null, PolicyScript.EMPTY));
+				new PolicyVersions(SILENT, keys, null, PolicyScript.EMPTY, new Deadlines("ratelimit-redis-deadlines-t")));
 	}
 
 	@Test

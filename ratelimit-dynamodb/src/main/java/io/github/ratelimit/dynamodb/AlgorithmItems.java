@@ -1,0 +1,134 @@
+package io.github.ratelimit.dynamodb;
+
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+
+import io.github.ratelimit.Decision;
+import io.github.ratelimit.RateLimitPolicy;
+import io.github.ratelimit.store.Acquisition;
+import io.github.ratelimit.store.PolicyNames;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * What each algorithm does to its items: decide a request, name the items a reset deletes, and give back or charge
+ * the units of an admission already counted, each one conditional update of the item that counted them (a window's
+ * count or a bucket's level).
+ */
+final class AlgorithmItems {
+
+	private final ItemKeys keys;
+
+	private final FixedWindowItems fixedWindows;
+
+	private final SlidingCounterItems slidingCounters;
+
+	private final TokenBucketItems buckets;
+
+	private final PolicyNames names = new PolicyNames();
+
+	AlgorithmItems(ItemKeys keys) {
+		this.keys = keys;
+		this.fixedWindows = new FixedWindowItems(keys);
+		this.slidingCounters = new SlidingCounterItems(keys);
+		this.buckets = new TokenBucketItems(keys);
+	}
+
+	/** Decide one request, the policy checked to be the only configuration of its name and variant here. */
+	CompletableFuture<Decision> decide(DynamoDbCalls calls, RateLimitPolicy policy, String key, long cost, long now) {
+		try {
+			this.names.check(policy);
+			return switch (policy.algorithm()) {
+				case FIXED -> this.fixedWindows.decide(calls, policy, key, now, cost);
+				case SLIDING_COUNTER -> this.slidingCounters.decide(calls, policy, key, now, cost);
+				case TOKEN_BUCKET, LEAKY_BUCKET -> this.buckets.decide(calls, policy, key, now, cost);
+				case SLIDING_LOG -> throw DynamoDbRateLimitStore.unsupported(policy);
+			};
+		}
+		catch (RuntimeException ex) {
+			return CompletableFuture.failedFuture(ex);
+		}
+	}
+
+	/** The items that hold the key's state under the policy, to delete for a reset. */
+	List<String> itemsToReset(RateLimitPolicy policy, String key, long now) {
+		return switch (policy.algorithm()) {
+			case FIXED -> this.fixedWindows.itemsToReset(policy, key, now);
+			case SLIDING_COUNTER -> this.slidingCounters.itemsToReset(policy, key, now);
+			case TOKEN_BUCKET, LEAKY_BUCKET -> List.of(this.buckets.itemToReset(policy, key));
+			case SLIDING_LOG -> throw DynamoDbRateLimitStore.unsupported(policy);
+		};
+	}
+
+	/** Forget what is cached of deleted items: all of them, or those named. */
+	void forget(@Nullable List<String> items) {
+		if (items == null) {
+			this.slidingCounters.forgetAll();
+		}
+		else {
+			this.slidingCounters.forget(items);
+		}
+	}
+
+	/**
+	 * Give the units back with one conditional ADD: to the window item that counted them, or out of the bucket's
+	 * level (only in the units it was taken in). A window that is gone or holds less gives nothing back.
+	 */
+	CompletableFuture<DynamoDbCalls.Update> refund(DynamoDbCalls calls, Acquisition acquisition,
+			long countedAtMillis) {
+		RateLimitPolicy policy = acquisition.policy();
+		long deadline = calls.deadline();
+		return switch (policy.algorithm()) {
+			case FIXED, SLIDING_COUNTER -> {
+				long window = policy.windowMillis();
+				long start = countedAtMillis - Math.floorMod(countedAtMillis, window);
+				yield calls.update(this.keys.window(policy, acquisition.key(), start), "ADD #c :back", "#c >= :cost",
+						Map.of("#c", "count"), Map.of(":back", DynamoDbCalls.number(-acquisition.cost()), ":cost",
+								DynamoDbCalls.number(acquisition.cost())),
+						deadline);
+			}
+			case TOKEN_BUCKET, LEAKY_BUCKET -> {
+				long need = acquisition.cost() * policy.unitsPerToken();
+				// Only in the units it was taken in: a bucket counted under a changed limit since gives nothing back.
+				yield calls.update(this.keys.bucket(policy, acquisition.key()), "ADD #x :back",
+						"#x >= :need AND #p = :pt", Map.of("#x", "level", "#p", "pt"),
+						Map.of(":back", DynamoDbCalls.number(-need), ":need", DynamoDbCalls.number(need), ":pt",
+								DynamoDbCalls.number(policy.unitsPerToken())),
+						deadline);
+			}
+			case SLIDING_LOG -> throw DynamoDbRateLimitStore.unsupported(policy);
+		};
+	}
+
+	/**
+	 * Take the extra units with one conditional update: the window's count, or the bucket's level (in the same
+	 * units), if the item is still there; a bucket's expiry is pushed back by the time the extra takes to drain.
+	 */
+	CompletableFuture<DynamoDbCalls.Update> charge(DynamoDbCalls calls, Acquisition acquisition, long countedAtMillis,
+			long now) {
+		RateLimitPolicy policy = acquisition.policy();
+		long deadline = calls.deadline();
+		return switch (policy.algorithm()) {
+			case FIXED, SLIDING_COUNTER -> {
+				long window = policy.windowMillis();
+				long start = countedAtMillis - Math.floorMod(countedAtMillis, window);
+				yield calls.update(this.keys.window(policy, acquisition.key(), start), "ADD #c :extra",
+						"attribute_exists(#c)", Map.of("#c", "count"),
+						Map.of(":extra", DynamoDbCalls.number(acquisition.cost())), deadline);
+			}
+			case TOKEN_BUCKET, LEAKY_BUCKET -> {
+				long need = (acquisition.cost() > (Long.MAX_VALUE / 8) / policy.unitsPerToken()) ? Long.MAX_VALUE / 8
+						: acquisition.cost() * policy.unitsPerToken();
+				long drained = now + (policy.burst() * policy.unitsPerToken() + need + policy.unitsPerMilli() - 1)
+						/ policy.unitsPerMilli();
+				yield calls.update(this.keys.bucket(policy, acquisition.key()), "ADD #x :need SET #t = :ttl",
+						"attribute_exists(#x) AND #p = :pt", Map.of("#x", "level", "#p", "pt", "#t", "ttl"),
+						Map.of(":need", DynamoDbCalls.number(need), ":pt", DynamoDbCalls.number(policy.unitsPerToken()),
+								":ttl", DynamoDbCalls.ttl(drained)),
+						deadline);
+			}
+			case SLIDING_LOG -> throw DynamoDbRateLimitStore.unsupported(policy);
+		};
+	}
+
+}
