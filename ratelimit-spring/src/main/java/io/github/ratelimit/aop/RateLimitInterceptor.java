@@ -18,7 +18,10 @@ import org.springframework.web.ErrorResponseException;
  * renders as a {@code 429} problem). It decides nothing itself.
  * <p>
  * Policies that count by outcome are settled from the status the client gets when the web stack knows it (Spring MVC:
- * the rate limit filter, at the end of the request), else from what the method returned or threw.
+ * the rate limit filter, at the end of the request), else from what the method returned or threw. Costs known after
+ * the response are settled when the method returns or throws, or, for a result the web stack serves later (an
+ * {@code SseEmitter}, a {@code StreamingResponseBody}, a {@code DeferredResult}), when the request completes, however
+ * it ends (completed, failed, timed out, the client gone), from what the handler reported by then.
  *
  * @since 0.1.0
  */
@@ -69,7 +72,13 @@ public final class RateLimitInterceptor implements MethodInterceptor {
 			throw ex;
 		}
 		finally {
-			this.engine.settle(outcome, request, invocation.getMethod(), result, failure);
+			if (failure == null && exchange != null && exchange.completesLater(result)) {
+				// What it costs is reported while the response is served, and what it counts is known after.
+				this.engine.settleWhenRequestCompletes(outcome, request, invocation.getMethod(), result);
+			}
+			else {
+				this.engine.settle(outcome, request, invocation.getMethod(), result, failure);
+			}
 		}
 	}
 

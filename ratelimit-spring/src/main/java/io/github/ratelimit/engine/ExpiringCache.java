@@ -10,8 +10,8 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.cache.support.AbstractValueAdaptingCache;
 
 /**
- * A small bounded cache whose entries expire a fixed time after they were written: what tenants' limits are kept in
- * when the application has no Caffeine. At its size, a write drops expired entries, then others down to nine tenths.
+ * A small bounded cache whose entries expire a fixed time after they were written: what known tenants' limits are kept
+ * in when the application has no Caffeine, and names the tenants' source does not know. At its size, a write drops expired entries, then others down to nine tenths.
  */
 final class ExpiringCache extends AbstractValueAdaptingCache {
 

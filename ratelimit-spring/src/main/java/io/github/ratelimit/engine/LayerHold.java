@@ -87,10 +87,11 @@ final class LayerHold {
 	 * expression gives, over the result ({@code #result}) and the cost the handler reported ({@code #reported}, from
 	 * {@code RateLimitStatus.settle}).
 	 * A cost that cannot be known leaves the reservation as it is.
-	 * @param result what the method returned
+	 * @param result what the method returned, or {@code null} if it did not complete
 	 * @param reported by policy name, the costs the handler reported
+	 * @param completed whether the result completed, rather than failed or was cancelled
 	 */
-	void settleCosts(@Nullable Object result, Map<String, Long> reported) {
+	void settleCosts(@Nullable Object result, Map<String, Long> reported, boolean completed) {
 		Admission admission = this.admission;
 		RequestScope scope = this.scope;
 		if (admission == null || scope == null) {
@@ -98,7 +99,8 @@ final class LayerHold {
 		}
 		for (int i = 0; i < this.enforced.size(); i++) {
 			PolicySpec spec = this.enforced.get(i);
-			long settled = spec.hasSettle() ? spec.settledCost(scope, result, reported.get(spec.policy().name())) : -1;
+			Long cost = reported.get(spec.policy().name());
+			long settled = spec.hasSettle() ? spec.settledCost(scope, result, cost, completed) : -1;
 			if (settled >= 0) {
 				admission.settle(i, settled);
 			}

@@ -249,6 +249,20 @@ public final class PolicyCatalog implements SmartInitializingSingleton, BeanFact
 		return this.filters.stream().map(FilterRule::name).toList();
 	}
 
+	/**
+	 * Return the path patterns of each filter, by name, in the order the filters are decided: for Spring Cloud
+	 * Gateway, which refuses a path that matches one of them only when letter case is ignored.
+	 * @return the patterns of each filter, as configured
+	 * @since 0.3.0
+	 */
+	public Map<String, List<String>> filterPaths() {
+		Map<String, List<String>> paths = new LinkedHashMap<>();
+		for (FilterRule filter : this.filters) {
+			paths.put(filter.name(), filter.patterns().stream().map(PathPattern::getPatternString).toList());
+		}
+		return Collections.unmodifiableMap(paths);
+	}
+
 	List<FilterRule> filters() {
 		return this.filters;
 	}

@@ -4,7 +4,6 @@ import java.time.Duration;
 import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Collection;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -42,13 +41,13 @@ import org.springframework.expression.spel.support.SimpleEvaluationContext;
 final class PolicyParser {
 
 	/** The attributes the endpoint shows the source of, in order; {@code burst} for the bucket algorithms only. */
-	private static final List<String> SHOWN = List.of("algorithm", "limit", "window", "burst", "failure-mode", "mode");
+	static final List<String> SHOWN = List.of("algorithm", "limit", "window", "burst", "failure-mode", "mode");
 
 	/**
 	 * Attributes that decide nothing here, read into the spec's values by name for the code that uses them
 	 * ({@link PolicySpec#value}): their type, as values are converted to.
 	 */
-	private static final Map<String, Class<?>> PASSED_ON = Map.of("description", String.class, "lease", String.class);
+	static final Map<String, Class<?>> PASSED_ON = Map.of("description", String.class, "lease", String.class);
 
 	/** The attributes a plan changes. */
 	private static final List<String> PLANNED = List.of("limit", "window", "burst");
@@ -94,7 +93,7 @@ final class PolicyParser {
 	 */
 	@Nullable PolicySpec parse(String name, String where, String property, List<PolicyValues> sources,
 			String[] parameterNames, Class<?>[] parameterTypes) {
-		Values values = new Values(sources, name, where);
+		PolicySources values = new PolicySources(sources, name, where);
 		if (Boolean.FALSE.equals(values.get("enabled", Boolean.class))) {
 			return null;
 		}
@@ -190,7 +189,7 @@ final class PolicyParser {
 		}
 	}
 
-	private void checkSharedKey(RateLimitPolicy policy, String where, Values values, String plan) {
+	private void checkSharedKey(RateLimitPolicy policy, String where, PolicySources values, String plan) {
 		try {
 			this.sharedKeyCheck.accept(policy);
 		}
@@ -209,7 +208,7 @@ final class PolicyParser {
 			if (change == null) {
 				return;
 			}
-			Values values = new Values(List.of(change), policy.name(), where);
+			PolicySources values = new PolicySources(List.of(change), policy.name(), where);
 			Long limit = values.get("limit", Long.class);
 			Long burst = values.get("burst", Long.class);
 			Duration window = (change.get("window") != null) ? window(values, policy.name(), where, change.source())
@@ -240,7 +239,7 @@ final class PolicyParser {
 		return Collections.unmodifiableMap(planned);
 	}
 
-	private static Duration window(Values values, String name, String where, String property) {
+	private static Duration window(PolicySources values, String name, String where, String property) {
 		Object value = values.raw("window");
 		if (value == null) {
 			throw invalid(name, where, "'window' is not set; set it on the annotation or with '" + property + ".window'");
@@ -310,7 +309,7 @@ final class PolicyParser {
 		return new KeySource.Spel(parsed);
 	}
 
-	private CostSource costSource(String cost, RateLimitPolicy policy, String where, Values values, String property) {
+	private CostSource costSource(String cost, RateLimitPolicy policy, String where, PolicySources values, String property) {
 		if (cost.matches("[+-]?\\d+")) {
 			long value;
 			try {
@@ -360,161 +359,13 @@ final class PolicyParser {
 		return name.contains(".") ? "[" + name + "]" : name;
 	}
 
-	private static InvalidRateLimitPolicyException invalid(String name, String where, String problem) {
+	static InvalidRateLimitPolicyException invalid(String name, String where, String problem) {
 		return new InvalidRateLimitPolicyException(name, where + ": " + problem);
 	}
 
 	private static InvalidRateLimitPolicyException invalid(String name, String where, String problem,
 			Throwable cause) {
 		return new InvalidRateLimitPolicyException(name, where + ": " + problem, cause);
-	}
-
-	/** A policy's sources, read attribute by attribute. */
-	private static final class Values {
-
-		private final List<PolicyValues> sources;
-
-		private final String name;
-
-		private final String where;
-
-		Values(List<PolicyValues> sources, String name, String where) {
-			this.sources = sources;
-			this.name = name;
-			this.where = where;
-		}
-
-		/** The first source that sets the attribute, or {@code null}. */
-		@Nullable PolicyValues sourceSetting(String attribute) {
-			for (PolicyValues source : this.sources) {
-				if (source.get(attribute) != null) {
-					return source;
-				}
-			}
-			return null;
-		}
-
-		@Nullable Object raw(String attribute) {
-			PolicyValues source = sourceSetting(attribute);
-			return (source != null) ? source.get(attribute) : null;
-		}
-
-		/** Whether a source other than the annotation sets the attribute: a property. */
-		boolean isConfigured(String attribute) {
-			PolicyValues source = sourceSetting(attribute);
-			return source != null && !PolicyValues.ANNOTATION.equals(source.source());
-		}
-
-		/** What a message about the attribute its text starts with adds: the property that set it. */
-		String fromProperty(String message) {
-			for (String attribute : SHOWN) {
-				if (message.startsWith("'" + attribute + "'") && isConfigured(attribute)) {
-					PolicyValues source = sourceSetting(attribute);
-					return " (from " + ((source != null) ? source.sourceOf(attribute) : attribute) + ")";
-				}
-			}
-			for (String attribute : List.of("count-on", "lease")) {
-				if (message.startsWith("'" + attribute + "'") && isConfigured(attribute)) {
-					PolicyValues source = sourceSetting(attribute);
-					return " (from " + ((source != null) ? source.sourceOf(attribute) : attribute) + ")";
-				}
-			}
-			return "";
-		}
-
-		<T> T getOrDefault(String attribute, Class<T> type, T fallback) {
-			T value = get(attribute, type);
-			return (value != null) ? value : fallback;
-		}
-
-		@SuppressWarnings("unchecked")
-		<T> @Nullable T get(String attribute, Class<T> type) {
-			Object value = raw(attribute);
-			if (value == null || type.isInstance(value)) {
-				return (T) value;
-			}
-			try {
-				return (T) convert(value, type);
-			}
-			catch (IllegalArgumentException ex) {
-				PolicyValues source = sourceSetting(attribute);
-				throw invalid(this.name, this.where, "'" + attribute + "' cannot be '" + value + "'"
-						+ ((source != null && !PolicyValues.ANNOTATION.equals(source.source()))
-								? " (from " + source.sourceOf(attribute) + ")" : "")
-						+ ": " + ex.getMessage());
-			}
-		}
-
-		private static Object convert(Object value, Class<?> type) {
-			String text = value.toString().trim();
-			if (type == Long.class) {
-				if (value instanceof Number number) {
-					return number.longValue();
-				}
-				return Long.parseLong(text);
-			}
-			if (type == Boolean.class) {
-				if (!text.equalsIgnoreCase("true") && !text.equalsIgnoreCase("false")) {
-					throw new IllegalArgumentException("expected true or false");
-				}
-				return Boolean.parseBoolean(text);
-			}
-			if (type == String.class) {
-				return text;
-			}
-			if (type == List.class) {
-				if (value instanceof Object[] array) {
-					return Arrays.stream(array).map(String::valueOf).toList();
-				}
-				if (value instanceof Collection<?> collection) {
-					return collection.stream().map(String::valueOf).toList();
-				}
-				return Arrays.stream(text.split(",")).map(String::trim).toList();
-			}
-			if (type.isEnum()) {
-				String constant = text.toUpperCase(Locale.ROOT).replace('-', '_');
-				for (Object candidate : type.getEnumConstants()) {
-					if (((Enum<?>) candidate).name().equals(constant)) {
-						return candidate;
-					}
-				}
-				List<String> names = new ArrayList<>();
-				for (Object candidate : type.getEnumConstants()) {
-					names.add(((Enum<?>) candidate).name().toLowerCase(Locale.ROOT).replace('_', '-'));
-				}
-				throw new IllegalArgumentException("expected one of " + String.join(", ", names));
-			}
-			throw new IllegalArgumentException("unsupported type " + type.getSimpleName());
-		}
-
-		/** By attribute the endpoint shows, where the value came from. */
-		Map<String, String> sources(RateLimitPolicy policy) {
-			Map<String, String> sources = new LinkedHashMap<>();
-			PolicyValues base = this.sources.get(this.sources.size() - 1);
-			for (String attribute : SHOWN) {
-				if (attribute.equals("burst") && !policy.algorithm().isBucket()) {
-					continue;
-				}
-				PolicyValues source = sourceSetting(attribute);
-				if (source != null) {
-					sources.put(attribute, source.sourceOf(attribute));
-				}
-				else if (attribute.equals("failure-mode")) {
-					sources.put(attribute, "ratelimit.failure-mode");
-				}
-				else {
-					sources.put(attribute, base.sourceOf(attribute));
-				}
-			}
-			for (String attribute : PASSED_ON.keySet()) {
-				PolicyValues source = sourceSetting(attribute);
-				if (source != null) {
-					sources.put(attribute, source.sourceOf(attribute));
-				}
-			}
-			return sources;
-		}
-
 	}
 
 }

@@ -87,6 +87,9 @@ public final class PolicySpec {
 	/** Logs a key expression's failure once per policy: it usually means the expression is wrong. */
 	private final AtomicBoolean keyFailureLogged = new AtomicBoolean();
 
+	/** Whether a key, cost, skip or tenant expression calls the application's code ({@link ApplicationCode}). */
+	private final boolean callsApplicationCode;
+
 	/** Logs a skip condition's failure once per policy. */
 	private final AtomicBoolean skipFailureLogged = new AtomicBoolean();
 
@@ -114,6 +117,13 @@ public final class PolicySpec {
 		this.settle = settle;
 		this.values = Map.copyOf(values);
 		this.sharedByEveryClient = key instanceof KeySource.Literal;
+		this.callsApplicationCode = ApplicationCode.isCalledBy(expressionOf(key))
+				|| ApplicationCode.isCalledBy((cost instanceof CostSource.Spel spel) ? spel.expression() : null)
+				|| ApplicationCode.isCalledBy(skip) || ApplicationCode.isCalledBy(expressionOf(tenant));
+	}
+
+	private static @Nullable Expression expressionOf(@Nullable KeySource source) {
+		return (source instanceof KeySource.Spel spel) ? spel.expression() : null;
 	}
 
 	/**
@@ -209,8 +219,10 @@ public final class PolicySpec {
 	 * Return what the request cost under this policy, from the settle expression over what the method returned
 	 * ({@code #result}) and what the handler reported ({@code #reported}), or {@code -1} if it yields {@code null}, no
 	 * whole number of at least 0, or fails (logged at WARN once per policy): the reservation then stands.
+	 * @param completed whether the result completed: when it failed or was cancelled, {@code #result} is
+	 * {@code null}, so an expression that needs it fails as expected, and is not logged
 	 */
-	long settledCost(RequestScope scope, @Nullable Object result, @Nullable Long reported) {
+	long settledCost(RequestScope scope, @Nullable Object result, @Nullable Long reported, boolean completed) {
 		Expression settle = this.settle;
 		if (settle == null) {
 			return -1;
@@ -223,7 +235,9 @@ public final class PolicySpec {
 			value = settle.getValue(context);
 		}
 		catch (RuntimeException ex) {
-			warnSettle("failed: " + ex.getMessage(), ex);
+			if (completed) {
+				warnSettle("failed: " + ex.getMessage(), ex);
+			}
 			return -1;
 		}
 		if (value == null) {
@@ -287,6 +301,14 @@ public final class PolicySpec {
 	/** Whether the key is the client's IP address: such policies do not apply to exempt clients. */
 	boolean isKeyedByClientIp() {
 		return this.key instanceof KeySource.ClientIp;
+	}
+
+	/**
+	 * Whether deciding this policy runs the application's code: a key, cost, skip or tenant expression that calls a
+	 * bean, a static method or a constructor.
+	 */
+	boolean callsApplicationCode() {
+		return this.callsApplicationCode;
 	}
 
 	boolean isPlanned() {

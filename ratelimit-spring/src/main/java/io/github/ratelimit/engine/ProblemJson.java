@@ -8,22 +8,28 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.http.ProblemDetail;
 
 /**
- * An RFC 9457 problem as JSON, for the filter layer, which answers before any message converter runs. Only what
- * the limiter's problems hold: text, numbers and lists of them.
+ * An RFC 9457 problem as JSON, for the filter layer and gateway routes, which answer before any message converter
+ * runs. Only what the limiter's problems hold: text, numbers and lists of them. Every string is escaped, the instance
+ * too: it is the request's path, which the client chose.
  */
 final class ProblemJson {
 
 	private ProblemJson() {
 	}
 
-	static String write(ProblemDetail problem) {
+	/**
+	 * Write the problem, naming the request's path as its instance unless it names one itself, as Spring does for the
+	 * problems its converters write (the method layer's).
+	 */
+	static String write(ProblemDetail problem, String instance) {
 		StringBuilder json = new StringBuilder(256).append('{');
 		URI type = problem.getType();
 		member(json, "type", (type != null) ? type.toString() : null);
 		member(json, "title", problem.getTitle());
 		member(json, "status", problem.getStatus());
 		member(json, "detail", problem.getDetail());
-		member(json, "instance", (problem.getInstance() != null) ? problem.getInstance().toString() : null);
+		URI own = problem.getInstance();
+		member(json, "instance", (own != null) ? own.toString() : instance);
 		Map<String, Object> properties = problem.getProperties();
 		if (properties != null) {
 			properties.forEach((name, value) -> member(json, name, value));

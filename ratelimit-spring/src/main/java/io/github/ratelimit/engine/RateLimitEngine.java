@@ -10,9 +10,12 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
+import java.util.function.Supplier;
 
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.FailureMode;
@@ -53,6 +56,9 @@ import org.springframework.web.ErrorResponseException;
  * @since 0.2.0
  */
 public final class RateLimitEngine {
+
+	/** What {@link #cost} gives for a cost expression that threw: the request counts as the capacity. */
+	private static final long FAILED_COST = -1;
 
 	private static final Log logger = LogFactory.getLog(RateLimitEngine.class);
 
@@ -295,7 +301,9 @@ public final class RateLimitEngine {
 	}
 
 	/**
-	 * Settle what an admitted method's policies that count by outcome took: left to the web stack when it settles the
+	 * Settle what an admitted method's policies took, once it returned or threw: the costs known after the response,
+	 * from what it returned ({@code #result}, {@code null} if it threw) and what the handler reported
+	 * ({@code #reported}); what policies that count by outcome took, left to the web stack when it settles the
 	 * request from the status the client gets ({@link #settledByStack}), else at once from what the method returned
 	 * or threw (a returned {@code ResponseEntity}'s status, a thrown exception's, the method's
 	 * {@code @ResponseStatus}, or 200).
@@ -308,11 +316,35 @@ public final class RateLimitEngine {
 	public void settle(RateLimitOutcome outcome, @Nullable RateLimitRequest request, Method method,
 			@Nullable Object result, @Nullable Throwable failure) {
 		LayerHold held = outcome.held();
-		if (failure == null && held != LayerHold.NONE) {
-			held.settleCosts(result, reportedCosts(request));
+		if (held == LayerHold.NONE) {
+			return;
 		}
-		if (held != LayerHold.NONE && !Settlements.defer(request, held)) {
+		// A method that threw still cost what it reported before: it may have done the work it reports.
+		held.settleCosts((failure == null) ? result : null, Settlements.reported(request), failure == null);
+		if (!Settlements.defer(request, held)) {
 			held.settle(() -> CountOn.statusOf(method, result, failure)).toCompletableFuture().join();
+		}
+	}
+
+	/**
+	 * Settle what an admitted method's policies took once the request completes, for a result the web stack serves
+	 * after the method returns (Spring MVC's asynchronous results: an {@code SseEmitter}, a
+	 * {@code StreamingResponseBody}, a {@code DeferredResult}, a {@code CompletableFuture}, a {@code Callable}): the
+	 * costs known after the response from what the handler reported by then ({@code #reported}) and the value the
+	 * result completed with ({@code #result}: a {@code CompletionStage}'s or a {@code DeferredResult}'s, else
+	 * {@code null}), then what counts by outcome from the status the client got. Left to the web stack's settlement
+	 * of the request ({@link #settledByStack}, {@link #settleRequest}); without it, settled at once as
+	 * {@link #settle} does.
+	 * @param outcome the method layer's outcome
+	 * @param request the current request, or {@code null}
+	 * @param method the method
+	 * @param result what it returned
+	 * @since 0.3.0
+	 */
+	public void settleWhenRequestCompletes(RateLimitOutcome outcome, @Nullable RateLimitRequest request, Method method,
+			@Nullable Object result) {
+		if (!Settlements.deferUntilComplete(request, outcome.held(), result)) {
+			settle(outcome, request, method, result, null);
 		}
 	}
 
@@ -348,20 +380,17 @@ public final class RateLimitEngine {
 	}
 
 	/**
-	 * Settle the reservations of the policies whose cost is known once the method returned, as {@link #settle} does
-	 * for a method that did not throw; a call to the store, to be made where the thread may wait.
+	 * Settle the reservations of the policies whose cost is known once the result ended, as {@link #settle} does;
+	 * a call to the store, to be made where the thread may wait. A result that failed or was cancelled is settled from
+	 * what the handler reported until then ({@code #reported}), with {@code #result} {@code null}.
 	 * @param outcome the method layer's outcome
 	 * @param request the current request, or {@code null}
-	 * @param result what the method produced: its value, or a single-valued stream's element
+	 * @param result what the method produced: its value, or a single-valued stream's element; {@code null} for none
+	 * @param completed whether the result completed, rather than failed or was cancelled
 	 */
-	public void settleCosts(RateLimitOutcome outcome, @Nullable RateLimitRequest request, @Nullable Object result) {
-		outcome.held().settleCosts(result, reportedCosts(request));
-	}
-
-	@SuppressWarnings("unchecked")
-	private static Map<String, Long> reportedCosts(@Nullable RateLimitRequest request) {
-		Object costs = (request != null) ? request.getAttribute(RateLimitStatus.COSTS_ATTRIBUTE) : null;
-		return (costs instanceof Map<?, ?> map) ? (Map<String, Long>) map : Map.of();
+	public void settleCosts(RateLimitOutcome outcome, @Nullable RateLimitRequest request, @Nullable Object result,
+			boolean completed) {
+		outcome.held().settleCosts(result, Settlements.reported(request), completed);
 	}
 
 	/**
@@ -450,10 +479,10 @@ public final class RateLimitEngine {
 		}
 		// The cost first: a cost that turns out invalid must fail the request before the policy counts it.
 		long cost = cost(spec, scope);
-		if (cost == 0) {
-			return RateLimitOutcome.NONE; // its cost expression failed, and its failure mode lets it pass uncounted
-		}
 		RateLimitPolicy policy = spec.policy();
+		if (cost == FAILED_COST) {
+			cost = policy.capacity();
+		}
 		String key = spec.key(scope);
 		Decision decision = this.limiter.decide(policy, key, cost);
 		if (this.heavyHitters != null) {
@@ -492,6 +521,11 @@ public final class RateLimitEngine {
 	 */
 	private CompletionStage<RateLimitOutcome> decideLayerAsync(PolicySpec[] specs, RequestScope scope,
 			@Nullable RateLimitRequest request, @Nullable LayerHold earlier) {
+		Executor offLoop = applicationCodeExecutor(specs, request);
+		if (offLoop != null) {
+			return recovered(planOffLoop(specs, scope, request, earlier, null, offLoop)
+				.thenCompose((plan) -> decidePlanAsync(plan, request)));
+		}
 		CompletableFuture<@Nullable RateLimitPolicy[]> lookups = tenantPolicies(specs, scope);
 		if (lookups == null) {
 			return decidePlanAsync(planLayer(specs, scope, request, earlier, null, null), request);
@@ -503,11 +537,78 @@ public final class RateLimitEngine {
 	/** The plan of a layer once its tenants' limits are known, without waiting for them. */
 	private CompletionStage<LayerPlan> planAsync(PolicySpec[] specs, RequestScope scope,
 			@Nullable RateLimitRequest request, @Nullable LayerHold earlier, @Nullable String key) {
+		Executor offLoop = applicationCodeExecutor(specs, request);
+		return (offLoop != null) ? planOffLoop(specs, scope, request, earlier, key, offLoop)
+				: planHere(specs, scope, request, earlier, key);
+	}
+
+	private CompletableFuture<LayerPlan> planHere(PolicySpec[] specs, RequestScope scope,
+			@Nullable RateLimitRequest request, @Nullable LayerHold earlier, @Nullable String key) {
 		CompletableFuture<@Nullable RateLimitPolicy[]> lookups = tenantPolicies(specs, scope);
 		if (lookups == null) {
 			return CompletableFuture.completedFuture(planLayer(specs, scope, request, earlier, key, null));
 		}
 		return lookups.thenApply((tenantPolicies) -> planLayer(specs, scope, request, earlier, key, tenantPolicies));
+	}
+
+	/**
+	 * Plan a layer (tenants, keys, costs, skips, the plan) where the application's code may block, for a request whose
+	 * own thread must not: the store is then asked from there, and the web stack returns to its thread once the store
+	 * answers. A tenant lookup answered later (on the tenants' pool, or by the timer of its timeout) hands the plan
+	 * back to the executor, so the application's code never runs on the one timer thread every timeout shares. An
+	 * executor that refuses the work (saturated) fails the layer closed, 503: planning on the event loop would block
+	 * it, and admitting unplanned would let a client that saturates the executor pass every limit.
+	 */
+	private CompletionStage<LayerPlan> planOffLoop(PolicySpec[] specs, RequestScope scope,
+			@Nullable RateLimitRequest request, @Nullable LayerHold earlier, @Nullable String key, Executor executor) {
+		// All in the executor's task: a stage composed after it could run on the calling thread, if the task was done.
+		return onExecutor(() -> {
+			CompletableFuture<@Nullable RateLimitPolicy[]> lookups = tenantPolicies(specs, scope);
+			if (lookups == null || lookups.isDone()) {
+				return CompletableFuture.completedFuture(
+						planLayer(specs, scope, request, earlier, key, (lookups != null) ? join(lookups) : null));
+			}
+			return lookups.thenCompose((tenantPolicies) -> onExecutor(
+					() -> planLayer(specs, scope, request, earlier, key, tenantPolicies), specs, executor));
+		}, specs, executor).thenCompose((plan) -> plan);
+	}
+
+	/** The work's result, computed on the executor; a refusal fails it closed for the layer's first policy. */
+	private static <T> CompletableFuture<T> onExecutor(Supplier<T> work, PolicySpec[] specs, Executor executor) {
+		CompletableFuture<T> result = new CompletableFuture<>();
+		try {
+			executor.execute(() -> {
+				try {
+					result.complete(work.get());
+				}
+				catch (Throwable ex) {
+					result.completeExceptionally(ex);
+				}
+			});
+		}
+		catch (RejectedExecutionException ex) {
+			RateLimitPolicy policy = specs[0].policy();
+			result.completeExceptionally(new RateLimitUnavailableException(policy,
+					new Decision(false, policy.capacity(), 0, 0, 1_000, Decision.Origin.FAIL_CLOSED)));
+		}
+		return result;
+	}
+
+	/**
+	 * Where to plan a layer whose policies run the application's code (or that the plan resolver decides), for a
+	 * request that names an executor for it; {@code null} to plan on the calling thread.
+	 */
+	private @Nullable Executor applicationCodeExecutor(PolicySpec[] specs, @Nullable RateLimitRequest request) {
+		Executor executor = (request != null) ? request.applicationCodeExecutor() : null;
+		if (executor == null) {
+			return null;
+		}
+		for (PolicySpec spec : specs) {
+			if (spec.callsApplicationCode() || (this.planResolver != null && spec.isPlanned())) {
+				return executor;
+			}
+		}
+		return null;
 	}
 
 	/** A refusal that surfaced while the stage ran (a tenant lookup that failed closed, an invalid cost): answered. */
@@ -664,11 +765,11 @@ public final class RateLimitEngine {
 				planResolved = true;
 			}
 			long cost = cost(spec, scope);
-			if (cost == 0) {
-				continue; // its cost expression failed, and its failure mode lets the request pass uncounted
-			}
 			// A tenant's own limits are the most specific: they apply whatever the request's plan.
 			RateLimitPolicy policy = (tenantPolicy != null) ? tenantPolicy : spec.policy(plan);
+			if (cost == FAILED_COST) {
+				cost = policy.capacity(); // the capacity of the limits that apply
+			}
 			Acquisition acquisition = new Acquisition(policy, (key != null) ? key : spec.key(scope), cost);
 			boolean shadow = policy.mode() == PolicyMode.SHADOW;
 			(shadow ? shadows : enforced).add(spec);
@@ -775,9 +876,11 @@ public final class RateLimitEngine {
 	}
 
 	/**
-	 * The request's cost under a policy; when its cost expression throws, what the policy's failure mode says: 0 for
-	 * {@code allow} (the policy lets the request pass uncounted), 1 for {@code local} (counted at the least a request
-	 * costs), a 503 for {@code deny}.
+	 * The request's cost under a policy; when its cost expression throws, {@link #FAILED_COST}: the capacity of the
+	 * limits that apply, the largest cost that can pass (under {@code allow} and {@code local}), or a 503 (under
+	 * {@code deny}). What made it throw may be the request's own input, which its client chooses: counted at the most
+	 * any request can cost, a client gains nothing by making it throw, while a failing bean the expression calls still
+	 * lets each client through once its whole capacity is free, instead of failing every request.
 	 * @throws RateLimitException if the policy fails closed
 	 */
 	private long cost(PolicySpec spec, RequestScope scope) {
@@ -787,10 +890,10 @@ public final class RateLimitEngine {
 		catch (CostSource.ExpressionFailure ex) {
 			RateLimitPolicy failed = spec.policy();
 			warnOfFailure(this.costFailureLoggedAt, "The cost expression of rate limit policy '" + failed.name()
-					+ "' failed (" + ex.getCause() + "); failure mode " + failed.failureMode());
+					+ "' failed (" + ex.getCause() + "); " + ((failed.failureMode() == FailureMode.DENY)
+							? "failure mode deny: 503" : "counted at the policy's capacity"));
 			return switch (failed.failureMode()) {
-				case ALLOW -> 0;
-				case LOCAL -> 1;
+				case ALLOW, LOCAL -> FAILED_COST;
 				case DENY -> throw new RateLimitUnavailableException(failed, new Decision(false, failed.capacity(), 0,
 						0, 1_000, Decision.Origin.FAIL_CLOSED));
 			};

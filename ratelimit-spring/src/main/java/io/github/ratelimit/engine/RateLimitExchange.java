@@ -1,6 +1,7 @@
 package io.github.ratelimit.engine;
 
 import io.github.ratelimit.web.RateLimitRequest;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.http.HttpHeaders;
 
@@ -23,5 +24,18 @@ public interface RateLimitExchange {
 	 * @param headers the headers
 	 */
 	void setResponseHeaders(HttpHeaders headers);
+
+	/**
+	 * Return whether the web stack serves a method's result after the method returns (on Spring MVC: an
+	 * {@code SseEmitter}, a {@code StreamingResponseBody}, a {@code DeferredResult}, a {@code CompletionStage}, a
+	 * {@code Callable}, a reactive type), so that what the request cost is settled once it completes
+	 * ({@link RateLimitEngine#settleWhenRequestCompletes}).
+	 * @param result what the method returned
+	 * @return whether the result is served later; {@code false} unless the stack says so
+	 * @since 0.3.0
+	 */
+	default boolean completesLater(@Nullable Object result) {
+		return false;
+	}
 
 }

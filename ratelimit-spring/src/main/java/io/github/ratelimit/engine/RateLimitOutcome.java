@@ -74,15 +74,18 @@ public final class RateLimitOutcome {
 	}
 
 	/**
-	 * Return the rejection's problem body as JSON, for a layer that answers before any message converter runs.
+	 * Return the rejection's problem body as JSON, for a layer that answers before any message converter runs: the
+	 * body the method layer's rejection gets from Spring, its {@code instance} included.
+	 * @param instance the request's path as Spring names a problem's instance: on Spring MVC the request URI, on
+	 * WebFlux the request's path, both raw and with the context path, without the query
 	 * @return the JSON
 	 * @throws IllegalStateException if the request is admitted
 	 */
-	public String problemJson() {
+	public String problemJson(String instance) {
 		if (this.rejection == null) {
 			throw new IllegalStateException("The request is admitted");
 		}
-		return ProblemJson.write(this.rejection.getBody());
+		return ProblemJson.write(this.rejection.getBody(), instance);
 	}
 
 	LayerHold held() {

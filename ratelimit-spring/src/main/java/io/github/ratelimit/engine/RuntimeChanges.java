@@ -1,12 +1,15 @@
 package io.github.ratelimit.engine;
 
+import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -30,6 +33,15 @@ import org.springframework.context.SmartLifecycle;
  * fleet within about a second, and an instance that starts applies the changes kept before it serves its first
  * request. A store that cannot be read keeps the changes known; a kept change that is invalid here (another version
  * of the application) is logged and left out. In memory, a change applies to this instance.
+ * <p>
+ * Whoever can write to the store could otherwise change every policy, so a change read from the store applies only
+ * if it sets the endpoint's attributes alone, says who made it, on which instance and when, is at most
+ * {@value #MAX_CHANGE_LENGTH} characters long among at most {@value #MAX_CHANGES} kept, and, with a secret, carries
+ * its HMAC-SHA256 signature; each one applied is logged at WARN with its author. A change refused is logged once at
+ * WARN. Every change, from the endpoint or the store, is kept within bounds: a window from {@link #SHORTEST_WINDOW}
+ * to {@link #LONGEST_WINDOW}, a limit and burst from 1 to {@value #MOST_UNITS}, and a limit no lower than the
+ * policy's lease; so the store's keys, whose expiry follows the window, never outlive a dropped change by more than
+ * a window.
  *
  * @since 0.3.0
  */
@@ -40,9 +52,33 @@ public final class RuntimeChanges implements SmartLifecycle {
 	/** How often the shared changes are read. */
 	static final long POLL_MILLIS = 1_000;
 
+	/** The attributes a change may set, the endpoint's: nothing else applies from the store. */
+	public static final Set<String> ATTRIBUTES = Set.of("limit", "window", "burst", "algorithm", "mode", "enabled");
+
+	/** The most changes read from the store: more is no operators' doing, and none of them is read. */
+	public static final int MAX_CHANGES = 1_024;
+
+	/** The longest change read from the store, encoded, in characters. */
+	public static final int MAX_CHANGE_LENGTH = 1_024;
+
+	/** The shortest window a change may set. */
+	public static final Duration SHORTEST_WINDOW = Duration.ofSeconds(1);
+
+	/** The longest window a change may set: the store's keys live about as long. */
+	public static final Duration LONGEST_WINDOW = Duration.ofDays(31);
+
+	/** The highest limit or burst a change may set. */
+	public static final long MOST_UNITS = 1_000_000_000L;
+
 	private final PolicyCatalog catalog;
 
 	private final @Nullable SharedChanges shared;
+
+	/** Who made each change, where and when, and its signature. */
+	private final ChangeProvenance provenance;
+
+	/** The changes last read from the store (or, in memory, made here), as the endpoint shows them. */
+	private volatile Map<String, StoredChange> stored = Map.of();
 
 	/** The operators' changes applied, as the store keeps them: by policy, by attribute, the text. */
 	private final Map<String, Map<String, String>> operators = new ConcurrentHashMap<>();
@@ -63,30 +99,113 @@ public final class RuntimeChanges implements SmartLifecycle {
 	 * @param shared where the changes are kept for every instance, or {@code null} for this instance alone
 	 */
 	public RuntimeChanges(PolicyCatalog catalog, @Nullable SharedChanges shared) {
+		this(catalog, shared, null);
+	}
+
+	/**
+	 * Create the changes of a catalogue's policies, signed with a secret that every instance sharing the store knows.
+	 * @param catalog the policies
+	 * @param shared where the changes are kept for every instance, or {@code null} for this instance alone
+	 * @param secret signs the changes kept, and without whose signature none read from the store applies; or
+	 * {@code null} (or empty) to trust the store's changes as they are
+	 * @since 0.4.0
+	 */
+	public RuntimeChanges(PolicyCatalog catalog, @Nullable SharedChanges shared, @Nullable String secret) {
 		this.catalog = catalog;
 		this.shared = shared;
+		this.provenance = new ChangeProvenance(secret);
 	}
 
 	/**
 	 * Change how a policy counts from now on, on every instance sharing the store: the values given, as text by
 	 * attribute ({@code limit}, {@code window}, {@code burst}, {@code algorithm}, {@code mode}, {@code enabled}),
-	 * replacing an operator's earlier change; none to drop it.
+	 * replacing an operator's earlier change; none to drop it. Made by the application itself.
 	 * @param policy the policy's name
 	 * @param values the values
 	 * @return whether the policy exists
-	 * @throws InvalidRateLimitPolicyException if a value is invalid, naming it; nothing is changed then
+	 * @throws InvalidRateLimitPolicyException if a value is invalid or out of bounds, naming it; nothing is changed
+	 * then
 	 * @throws RateLimitStoreException if the shared store cannot keep the change; nothing is changed then
 	 */
-	public synchronized boolean change(String policy, Map<String, String> values) {
-		Map<String, String> copy = Map.copyOf(values);
-		if (!this.catalog.checkChange(policy, layers(policy, copy))) {
+	public boolean change(String policy, Map<String, String> values) {
+		return change(policy, values, "the application");
+	}
+
+	/**
+	 * Change how a policy counts from now on, on every instance sharing the store, as {@link #change(String, Map)}
+	 * does, kept with who made it, this instance and the time.
+	 * @param policy the policy's name
+	 * @param values the values
+	 * @param author who made the change
+	 * @return whether the policy exists
+	 * @throws InvalidRateLimitPolicyException if a value is invalid or out of bounds, naming it; nothing is changed
+	 * then
+	 * @throws RateLimitStoreException if the shared store cannot keep the change; nothing is changed then
+	 * @since 0.4.0
+	 */
+	public synchronized boolean change(String policy, Map<String, String> values, String author) {
+		for (String attribute : values.keySet()) {
+			if (!ATTRIBUTES.contains(attribute)) {
+				throw new InvalidRateLimitPolicyException(policy, "'" + attribute + "' cannot be changed at run "
+						+ "time; only limit, window, burst, algorithm, mode and enabled can");
+			}
+		}
+		Map<String, String> change = values.isEmpty() ? Map.of() : this.provenance.stamped(policy, values, author);
+		checkBounds(policy, change);
+		if (!this.catalog.checkChange(policy, layers(policy, change))) {
 			return false;
 		}
 		if (this.shared != null) {
-			this.shared.put(policy, copy);
+			this.shared.put(policy, change);
 		}
-		apply(policy, copy);
+		apply(policy, change);
+		if (this.shared == null) {
+			Map<String, StoredChange> stored = new TreeMap<>(this.stored);
+			if (change.isEmpty()) {
+				stored.remove(policy);
+			}
+			else {
+				stored.put(policy, StoredChange.of(change, true, null));
+			}
+			this.stored = Map.copyOf(stored);
+		}
 		return true;
+	}
+
+	/**
+	 * Refuse a window, limit or burst out of the bounds, and a limit below the policy's lease, naming the value: a
+	 * typo must not leave keys in the store for years.
+	 */
+	private void checkBounds(String policy, Map<String, String> change) {
+		String window = change.get("window");
+		Duration parsed = (window != null) ? PolicyParser.parseDuration(window.trim()) : null;
+		if (parsed != null && (parsed.compareTo(SHORTEST_WINDOW) < 0 || parsed.compareTo(LONGEST_WINDOW) > 0)) {
+			throw new InvalidRateLimitPolicyException(policy, "'window' " + window + " is out of bounds: a change "
+					+ "may set a window from " + SHORTEST_WINDOW.toSeconds() + "s to " + LONGEST_WINDOW.toDays() + "d");
+		}
+		for (String attribute : List.of("limit", "burst")) {
+			Long units = number(change.get(attribute));
+			if (units != null && (units < 1 || units > MOST_UNITS)) {
+				throw new InvalidRateLimitPolicyException(policy, "'" + attribute + "' " + units + " is out of "
+						+ "bounds: a change may set it from 1 to " + MOST_UNITS);
+			}
+		}
+		Long limit = number(change.get("limit"));
+		PolicySpec spec = this.catalog.policy(policy);
+		long lease = (spec != null) ? spec.policy().lease() : 0;
+		if (limit != null && lease > 0 && limit < lease) {
+			throw new InvalidRateLimitPolicyException(policy, "'limit' " + limit + " is out of bounds: it may not be "
+					+ "below the policy's lease, " + lease);
+		}
+	}
+
+	private static @Nullable Long number(@Nullable String text) {
+		try {
+			return (text != null) ? Long.valueOf(text.trim()) : null;
+		}
+		catch (NumberFormatException ex) {
+			return null; // the policy's own check names it
+		}
 	}
 
 	/**
@@ -148,23 +267,45 @@ public final class RuntimeChanges implements SmartLifecycle {
 				}
 				return;
 			}
+			if (kept.size() > MAX_CHANGES) {
+				if (this.refused.add("count " + kept.size())) {
+					logger.warn("The store keeps " + kept.size() + " rate limit policy changes, more than the "
+							+ MAX_CHANGES + " operators could have made: none is read, and those known are kept");
+				}
+				return;
+			}
 			Set<String> names = new HashSet<>(this.operators.keySet());
 			names.addAll(kept.keySet());
+			Map<String, StoredChange> stored = new TreeMap<>();
 			for (String name : names) {
 				Map<String, String> values = kept.getOrDefault(name, Map.of());
-				if (!values.equals(this.operators.getOrDefault(name, Map.of()))) {
+				String refusal = values.isEmpty() ? null : this.provenance.refusal(name, values);
+				if (refusal != null) {
+					if (this.refused.add(name + values)) {
+						logger.warn("The change of rate limit policy '" + name + "' kept in the store is refused, as "
+								+ "not an operator's: " + refusal + "; it was " + values);
+					}
+				}
+				else if (!values.equals(this.operators.getOrDefault(name, Map.of()))) {
 					applyKept(name, values);
 				}
+				if (!values.isEmpty()) {
+					stored.put(name, StoredChange.of(values, values.equals(this.operators.get(name)), refusal));
+				}
 			}
+			this.stored = Map.copyOf(stored);
 		}
 	}
 
 	private void applyKept(String name, Map<String, String> values) {
 		try {
+			checkBounds(name, values);
 			if (this.catalog.checkChange(name, layers(name, values))) {
 				apply(name, values);
-				logger.info("Rate limit policy '" + name + "' " + (values.isEmpty() ? "back to its configuration"
-						: "changed at run time " + values) + ", as another instance sharing the store said");
+				logger.warn("Rate limit policy '" + name + "' " + (values.isEmpty()
+						? "back to its configuration, as its change was dropped from the store"
+						: "changed at run time " + attributes(values) + " by " + values.get(ChangeProvenance.CHANGED_BY) + " on "
+								+ values.get(ChangeProvenance.CHANGED_ON) + " at " + values.get(ChangeProvenance.CHANGED_AT) + ", as read from the store"));
 			}
 		}
 		catch (InvalidRateLimitPolicyException ex) {
@@ -173,6 +314,13 @@ public final class RuntimeChanges implements SmartLifecycle {
 						+ "instance, which leaves it out: " + ex.getMessage());
 			}
 		}
+	}
+
+	/** A change's attributes alone, without who made it. */
+	private static Map<String, String> attributes(Map<String, String> change) {
+		Map<String, String> attributes = new LinkedHashMap<>(change);
+		attributes.keySet().retainAll(ATTRIBUTES);
+		return attributes;
 	}
 
 	private void apply(String policy, Map<String, String> values) {
@@ -189,7 +337,7 @@ public final class RuntimeChanges implements SmartLifecycle {
 	private List<PolicyValues> layers(String policy, Map<String, String> operator) {
 		List<PolicyValues> layers = new ArrayList<>(2);
 		if (!operator.isEmpty()) {
-			layers.add(new PolicyValues(PolicyValues.RUNTIME, new LinkedHashMap<>(operator)));
+			layers.add(new PolicyValues(PolicyValues.RUNTIME, new LinkedHashMap<>(attributes(operator))));
 		}
 		PolicyValues refreshed = this.refreshed.get(policy);
 		if (refreshed != null && !refreshed.values().isEmpty()) {
@@ -203,13 +351,30 @@ public final class RuntimeChanges implements SmartLifecycle {
 	 * @return by policy name, the values changed, as text
 	 */
 	public Map<String, Map<String, String>> operatorChanges() {
-		return Map.copyOf(this.operators);
+		Map<String, Map<String, String>> changes = new TreeMap<>();
+		this.operators.forEach((policy, change) -> changes.put(policy, attributes(change)));
+		return Map.copyOf(changes);
+	}
+
+	/**
+	 * Return the changes the store keeps, as last read (about once a second), each with who made it and whether it
+	 * applies here; in memory, those made on this instance.
+	 * @return by policy name, the change
+	 * @since 0.4.0
+	 */
+	public Map<String, StoredChange> storedChanges() {
+		return this.stored;
 	}
 
 	@Override
 	public synchronized void start() {
 		if (this.shared == null || this.poller != null) {
 			return;
+		}
+		if (!this.provenance.isSigned()) {
+			logger.warn("ratelimit.changes.secret is not set, so the rate limit policies' changes kept in the shared "
+					+ "store apply as they are: whoever can write to the store can change every policy. On a store "
+					+ "shared beyond this application, set the secret on every instance");
 		}
 		poll(); // before the first request: an instance starts with the changes kept
 		ScheduledExecutorService poller = Executors.newSingleThreadScheduledExecutor((task) -> {
@@ -248,6 +413,29 @@ public final class RuntimeChanges implements SmartLifecycle {
 	@Override
 	public int getPhase() {
 		return 0;
+	}
+
+	/**
+	 * A change kept in the store.
+	 * @param values by attribute, the values it sets
+	 * @param changedBy who made it, or {@code null} if it does not say
+	 * @param changedOn the instance that kept it, or {@code null}
+	 * @param changedAt when, or {@code null}
+	 * @param signed whether it carries a signature
+	 * @param applied whether it applies on this instance
+	 * @param refused why it does not, if it was refused as no operator's, else {@code null}
+	 * @since 0.4.0
+	 */
+	public record StoredChange(Map<String, String> values, @Nullable String changedBy, @Nullable String changedOn,
+			@Nullable String changedAt, boolean signed, boolean applied, @Nullable String refused) {
+
+		static StoredChange of(Map<String, String> change, boolean applied, @Nullable String refused) {
+			Map<String, String> values = new LinkedHashMap<>(change);
+			values.keySet().removeAll(List.of(ChangeProvenance.CHANGED_BY, ChangeProvenance.CHANGED_ON, ChangeProvenance.CHANGED_AT, ChangeProvenance.SIGNATURE));
+			return new StoredChange(Collections.unmodifiableMap(values), change.get(ChangeProvenance.CHANGED_BY),
+					change.get(ChangeProvenance.CHANGED_ON), change.get(ChangeProvenance.CHANGED_AT), change.containsKey(ChangeProvenance.SIGNATURE), applied, refused);
+		}
+
 	}
 
 }

@@ -9,9 +9,10 @@ import org.jspecify.annotations.Nullable;
  * limits of each tenant it meets, caches the answer ({@link RateLimitTenants}), and counts each tenant with limits of
  * its own apart from every other.
  * <p>
- * It is called on a thread of its own, never on a request's: a lookup that fails, or takes longer than
- * {@code ratelimit.tenants.timeout}, follows the policy's failure mode ({@code allow} and {@code local}: the policy's
- * own limits; {@code deny}: 503), and is asked again on a later request.
+ * It is called on a thread of its own, never on a request's, and interrupted past {@code ratelimit.tenants.timeout}.
+ * A tenant it gave limits of its own keeps them while a later call fails or hangs; a first lookup that fails or
+ * times out follows the policy's failure mode ({@code allow} and {@code local}: the policy's own limits;
+ * {@code deny}: 503), and is asked again on a later request.
  *
  * @since 0.3.0
  */

@@ -34,6 +34,8 @@ final class PolicyMeters {
 
 	private volatile @Nullable Counter shadowRejections;
 
+	private volatile @Nullable Counter chargesLost;
+
 	/** By cause: a small set of exception class names. */
 	private final ConcurrentHashMap<String, Counter> storeFailures = new ConcurrentHashMap<>();
 
@@ -86,6 +88,18 @@ final class PolicyMeters {
 				.tag("policy", this.policy)
 				.register(this.registry);
 			this.shadowRejections = counter;
+		}
+		return counter;
+	}
+
+	Counter chargesLost() {
+		Counter counter = this.chargesLost;
+		if (counter == null) {
+			counter = Counter.builder("ratelimit.charges.lost")
+				.description("Costs settled after the response that the store could not take, even on a second try")
+				.tag("policy", this.policy)
+				.register(this.registry);
+			this.chargesLost = counter;
 		}
 		return counter;
 	}

@@ -15,8 +15,9 @@ import org.jspecify.annotations.Nullable;
  * {@code local_fallback_allowed}, {@code local_fallback_rejected}, {@code fail_open}, {@code fail_closed}, and
  * {@code shadow_rejected} for whatever a policy in shadow mode would have rejected), {@code ratelimit.near.limit}
  * (admissions after which at least the near-limit ratio of the capacity is in use, as Envoy's {@code near_limit}),
- * {@code ratelimit.shadow.rejections}, and {@code ratelimit.store.failures} tagged with {@code policy} and
- * {@code cause}. Tags never carry keys, which are unbounded.
+ * {@code ratelimit.shadow.rejections}, {@code ratelimit.store.failures} tagged with {@code policy} and
+ * {@code cause}, and {@code ratelimit.charges.lost} (costs settled after the response that the store could not
+ * take). Tags never carry keys, which are unbounded.
  *
  * @since 0.2.0
  */
@@ -61,6 +62,11 @@ public final class RateLimitMetrics implements RateLimitListener {
 	@Override
 	public void onStoreFailure(RateLimitPolicy policy, @Nullable RuntimeException failure) {
 		meters(policy.name()).storeFailures(cause(failure)).increment();
+	}
+
+	@Override
+	public void onChargeLost(RateLimitPolicy policy, long units, Throwable failure) {
+		meters(policy.name()).chargesLost().increment();
 	}
 
 	private PolicyMeters meters(String policy) {

@@ -2,6 +2,7 @@ package io.github.ratelimit.web;
 
 import java.security.Principal;
 import java.util.List;
+import java.util.concurrent.Executor;
 
 import org.jspecify.annotations.Nullable;
 
@@ -60,6 +61,19 @@ public interface RateLimitRequest {
 	 * @since 0.2.0
 	 */
 	default @Nullable Object getNativeExchange() {
+		return null;
+	}
+
+	/**
+	 * Return where application code may run for this request when the request's own thread must not block: the key,
+	 * cost, skip and tenant expressions of a policy that call the application's beans (or static methods, or
+	 * constructors), and the plan resolver. A non-blocking web stack returns an executor whose threads may wait (on
+	 * WebFlux, Reactor's bounded elastic scheduler), so that such code never runs on an event loop; expressions that
+	 * only read the request and the method's arguments stay on the calling thread.
+	 * @return the executor, or {@code null} to run everything on the calling thread (a thread that may block)
+	 * @since 0.3.0
+	 */
+	default @Nullable Executor applicationCodeExecutor() {
 		return null;
 	}
 

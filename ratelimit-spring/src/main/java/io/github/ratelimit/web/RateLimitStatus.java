@@ -61,8 +61,10 @@ public final class RateLimitStatus {
 	/**
 	 * Report what this request really cost under a policy, once the handler knows it (tokens generated, rows
 	 * exported): the variable {@code #reported} of the policy's {@code settle} expression ({@code settle = "#reported"}
-	 * settles the reservation to it when the method returns, giving back what was reserved beyond it, or taking the
-	 * extra whatever the key has left).
+	 * settles the reservation to it once the request is served, giving back what was reserved beyond it, or taking the
+	 * extra whatever the key has left). Served means when the method returns or throws, or, for a result served later
+	 * (a {@code Flux}, an {@code SseEmitter}, a {@code StreamingResponseBody}), when it ends, however it ends: a
+	 * handler that streams reports as it goes, so that a stream cut short is settled to what it produced.
 	 * @param policy the policy's name
 	 * @param cost what the request cost, at least 0
 	 * @since 0.3.0

@@ -182,7 +182,7 @@ public class StandardRateLimitHeadersWriter implements RateLimitHeadersWriter {
 			StructuredFields.appendString(states, policy.name());
 			StructuredFields.appendIntegerParameter(states, "r", limit.decision().remaining());
 			StructuredFields.appendIntegerParameter(states, "t",
-					Math.min(retryAfter, limit.decision().nextUnitAfterMillis() / 1000));
+					Math.min(retryAfter, limit.nextUnitAfterMillis() / 1000));
 		}
 		if (!policies.isEmpty()) {
 			headers.set(POLICY, policies.toString());

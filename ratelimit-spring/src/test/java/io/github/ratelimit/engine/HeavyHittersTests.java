@@ -1,5 +1,7 @@
 package io.github.ratelimit.engine;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 
 import org.junit.jupiter.api.Test;
@@ -65,6 +67,29 @@ class HeavyHittersTests {
 			.containsExactly("recent");
 		this.now.addAndGet(2 * HeavyHitters.PERIOD_SECONDS * 1_000_000_000L);
 		assertThat(this.heavyHitters.heaviest("orders", 5).rejected()).isEmpty();
+	}
+
+	@Test
+	void rejectionsRecordedOnManyThreadsAtOnceAreAllCountedWithinTheBound() throws InterruptedException {
+		List<Thread> threads = new ArrayList<>();
+		for (int t = 0; t < 12; t++) {
+			int thread = t;
+			Thread recorder = new Thread(() -> {
+				for (int i = 0; i < 2_000; i++) {
+					this.heavyHitters.record("orders", "abuser", false);
+					this.heavyHitters.record("orders", "flood-" + thread + "-" + i, false);
+				}
+			});
+			recorder.start();
+			threads.add(recorder);
+		}
+		for (Thread thread : threads) {
+			thread.join();
+		}
+		HeavyHitters.Count abuser = this.heavyHitters.heaviest("orders", 1).rejected().get(0);
+		assertThat(abuser.key()).isEqualTo("abuser");
+		assertThat(abuser.count()).as("never under the truth").isGreaterThanOrEqualTo(24_000);
+		assertThat(abuser.error()).as("at most the total over the counters").isLessThanOrEqualTo(48_000 / HeavyHitters.COUNTERS);
 	}
 
 	@Test

@@ -128,6 +128,24 @@ class PolicyCatalogTests {
 			.containsEntry("mode", "ratelimit.filters.edge.mode");
 	}
 
+	/** What a gateway refuses the case variants of: the paths of each filter that is on, in the order they decide. */
+	@Test
+	void theFiltersPathsAreThoseOfEachFilterThatIsOnInTheOrderTheyDecide() {
+		PolicyCatalog catalog = PolicyCatalog.builder()
+			.filters(List.of(
+					new FilterDefinition("late", 2, List.of("/api/v1/Resources", "/api/v1/users/{id}/**"), List.of(),
+							values("ratelimit.filters.late", "limit", 10L, "window", Duration.ofMinutes(1)), List.of()),
+					new FilterDefinition("off", 0, List.of("/off"), List.of(), values("ratelimit.filters.off", "limit",
+							10L, "window", Duration.ofMinutes(1), "enabled", false), List.of()),
+					new FilterDefinition("early", 1, List.of("/api/**"), List.of("GET"),
+							values("ratelimit.filters.early", "limit", 10L, "window", Duration.ofMinutes(1)),
+							List.of())))
+			.build();
+		assertThat(catalog.filterPaths()).containsExactly(Map.entry("early", List.of("/api/**")),
+				Map.entry("late", List.of("/api/v1/Resources", "/api/v1/users/{id}/**")));
+		assertThat(PolicyCatalog.builder().build().filterPaths()).isEmpty();
+	}
+
 	@Test
 	void aMethodInvokedThroughASuperclassOrAnInterfaceFindsItsPoliciesWithoutBuildingAny() throws Exception {
 		PolicyCatalog catalog = PolicyCatalog.builder().build();

@@ -1,0 +1,163 @@
+package io.github.ratelimit.engine;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+import io.github.ratelimit.RateLimitPolicy;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A policy's sources, in order of precedence (the first that sets an attribute wins), read attribute by attribute:
+ * each value converted to the attribute's type, and where it came from.
+ */
+final class PolicySources {
+
+	private final List<PolicyValues> sources;
+
+	private final String name;
+
+	private final String where;
+
+	PolicySources(List<PolicyValues> sources, String name, String where) {
+		this.sources = sources;
+		this.name = name;
+		this.where = where;
+	}
+
+	/** The first source that sets the attribute, or {@code null}. */
+	@Nullable PolicyValues sourceSetting(String attribute) {
+		for (PolicyValues source : this.sources) {
+			if (source.get(attribute) != null) {
+				return source;
+			}
+		}
+		return null;
+	}
+
+	@Nullable Object raw(String attribute) {
+		PolicyValues source = sourceSetting(attribute);
+		return (source != null) ? source.get(attribute) : null;
+	}
+
+	/** Whether a source other than the annotation sets the attribute: a property. */
+	boolean isConfigured(String attribute) {
+		PolicyValues source = sourceSetting(attribute);
+		return source != null && !PolicyValues.ANNOTATION.equals(source.source());
+	}
+
+	/** What a message about the attribute its text starts with adds: the property that set it. */
+	String fromProperty(String message) {
+		for (String attribute : PolicyParser.SHOWN) {
+			if (message.startsWith("'" + attribute + "'") && isConfigured(attribute)) {
+				PolicyValues source = sourceSetting(attribute);
+				return " (from " + ((source != null) ? source.sourceOf(attribute) : attribute) + ")";
+			}
+		}
+		for (String attribute : List.of("count-on", "lease")) {
+			if (message.startsWith("'" + attribute + "'") && isConfigured(attribute)) {
+				PolicyValues source = sourceSetting(attribute);
+				return " (from " + ((source != null) ? source.sourceOf(attribute) : attribute) + ")";
+			}
+		}
+		return "";
+	}
+
+	<T> T getOrDefault(String attribute, Class<T> type, T fallback) {
+		T value = get(attribute, type);
+		return (value != null) ? value : fallback;
+	}
+
+	@SuppressWarnings("unchecked")
+	<T> @Nullable T get(String attribute, Class<T> type) {
+		Object value = raw(attribute);
+		if (value == null || type.isInstance(value)) {
+			return (T) value;
+		}
+		try {
+			return (T) convert(value, type);
+		}
+		catch (IllegalArgumentException ex) {
+			PolicyValues source = sourceSetting(attribute);
+			throw PolicyParser.invalid(this.name, this.where, "'" + attribute + "' cannot be '" + value + "'"
+					+ ((source != null && !PolicyValues.ANNOTATION.equals(source.source()))
+							? " (from " + source.sourceOf(attribute) + ")" : "")
+					+ ": " + ex.getMessage());
+		}
+	}
+
+	private static Object convert(Object value, Class<?> type) {
+		String text = value.toString().trim();
+		if (type == Long.class) {
+			if (value instanceof Number number) {
+				return number.longValue();
+			}
+			return Long.parseLong(text);
+		}
+		if (type == Boolean.class) {
+			if (!text.equalsIgnoreCase("true") && !text.equalsIgnoreCase("false")) {
+				throw new IllegalArgumentException("expected true or false");
+			}
+			return Boolean.parseBoolean(text);
+		}
+		if (type == String.class) {
+			return text;
+		}
+		if (type == List.class) {
+			if (value instanceof Object[] array) {
+				return Arrays.stream(array).map(String::valueOf).toList();
+			}
+			if (value instanceof Collection<?> collection) {
+				return collection.stream().map(String::valueOf).toList();
+			}
+			return Arrays.stream(text.split(",")).map(String::trim).toList();
+		}
+		if (type.isEnum()) {
+			String constant = text.toUpperCase(Locale.ROOT).replace('-', '_');
+			for (Object candidate : type.getEnumConstants()) {
+				if (((Enum<?>) candidate).name().equals(constant)) {
+					return candidate;
+				}
+			}
+			List<String> names = new ArrayList<>();
+			for (Object candidate : type.getEnumConstants()) {
+				names.add(((Enum<?>) candidate).name().toLowerCase(Locale.ROOT).replace('_', '-'));
+			}
+			throw new IllegalArgumentException("expected one of " + String.join(", ", names));
+		}
+		throw new IllegalArgumentException("unsupported type " + type.getSimpleName());
+	}
+
+	/** By attribute the endpoint shows, where the value came from. */
+	Map<String, String> sources(RateLimitPolicy policy) {
+		Map<String, String> sources = new LinkedHashMap<>();
+		PolicyValues base = this.sources.get(this.sources.size() - 1);
+		for (String attribute : PolicyParser.SHOWN) {
+			if (attribute.equals("burst") && !policy.algorithm().isBucket()) {
+				continue;
+			}
+			PolicyValues source = sourceSetting(attribute);
+			if (source != null) {
+				sources.put(attribute, source.sourceOf(attribute));
+			}
+			else if (attribute.equals("failure-mode")) {
+				sources.put(attribute, "ratelimit.failure-mode");
+			}
+			else {
+				sources.put(attribute, base.sourceOf(attribute));
+			}
+		}
+		for (String attribute : PolicyParser.PASSED_ON.keySet()) {
+			PolicyValues source = sourceSetting(attribute);
+			if (source != null) {
+				sources.put(attribute, source.sourceOf(attribute));
+			}
+		}
+		return sources;
+	}
+
+}
