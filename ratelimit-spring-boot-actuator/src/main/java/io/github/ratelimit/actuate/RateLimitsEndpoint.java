@@ -1,9 +1,12 @@
 package io.github.ratelimit.actuate;
 
 import java.security.Principal;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
+import java.util.stream.Stream;
 
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.RateLimitPolicy;
@@ -34,11 +37,12 @@ import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
  * policy (its counters in the store, the in-memory fallback and the deny cache), to unblock a client. Write: change how
  * a policy counts from now on ({@code limit}, {@code window}, {@code burst}, {@code algorithm}, {@code mode},
  * {@code enabled}), each value checked as at start-up and shown with the source {@code runtime}; delete the policy's
- * change to go back to its configuration. Each change is logged at INFO, with who made it and the values before and
- * after.
+ * change to go back to its configuration. Each change is logged with who made it and the values before and
+ * after, and at WARN. A change is refused (400, naming the value) outside the bounds of {@link RuntimeChanges}.
  * <p>
  * Read-only unless granted ({@code management.endpoint.ratelimits.access=unrestricted}), and, like every endpoint but
- * health, not exposed over HTTP unless listed in {@code management.endpoints.web.exposure.include}.
+ * health, not exposed over HTTP unless listed in {@code management.endpoints.web.exposure.include}. Keys are shown
+ * and read as its {@link KeyDisplay} says: by default addresses masked and other keys as a keyed fingerprint.
  *
  * @since 0.1.0
  */
@@ -55,7 +59,7 @@ public class RateLimitsEndpoint {
 
 	private final @Nullable HeavyHitters heavyHitters;
 
-	private final boolean maskClientIp;
+	private final KeyDisplay keys;
 
 	/**
 	 * Create an endpoint whose changes apply to this instance alone, without heavy hitters.
@@ -63,7 +67,7 @@ public class RateLimitsEndpoint {
 	 * @param rateLimiter the limiter
 	 */
 	public RateLimitsEndpoint(PolicyCatalog catalog, RateLimiter rateLimiter) {
-		this(catalog, rateLimiter, new RuntimeChanges(catalog, null), null, false);
+		this(catalog, rateLimiter, new RuntimeChanges(catalog, null), null, KeyDisplay.fingerprinted(null));
 	}
 
 	/**
@@ -72,16 +76,16 @@ public class RateLimitsEndpoint {
 	 * @param rateLimiter the limiter
 	 * @param changes where changes go: to every instance sharing the store, or this one alone
 	 * @param heavyHitters the heaviest keys of each policy, shown by a policy's read, or {@code null}
-	 * @param maskClientIp whether keys that are IP addresses are masked in what it shows
-	 * @since 0.3.0
+	 * @param keys how keys are shown and read: fingerprinted, or raw where granted
+	 * @since 0.4.0
 	 */
 	public RateLimitsEndpoint(PolicyCatalog catalog, RateLimiter rateLimiter, RuntimeChanges changes,
-			@Nullable HeavyHitters heavyHitters, boolean maskClientIp) {
+			@Nullable HeavyHitters heavyHitters, KeyDisplay keys) {
 		this.catalog = catalog;
 		this.rateLimiter = rateLimiter;
 		this.changes = changes;
 		this.heavyHitters = heavyHitters;
-		this.maskClientIp = maskClientIp;
+		this.keys = keys;
 	}
 
 	/**
@@ -94,7 +98,8 @@ public class RateLimitsEndpoint {
 			.stream()
 			.map((spec) -> describe(spec, false))
 			.toList();
-		return new RateLimitsDescriptor(this.rateLimiter.store().getClass().getSimpleName(), policies);
+		return new RateLimitsDescriptor(this.rateLimiter.store().getClass().getSimpleName(), policies,
+				this.changes.storedChanges());
 	}
 
 	/**
@@ -114,23 +119,31 @@ public class RateLimitsEndpoint {
 	 * inserted, so a read never evicts another key of the in-memory store). A policy that plans change is read under each of
 	 * them too: a client of a plan is counted by its plan's variant, apart from the policy as declared.
 	 * @param policy the policy's name
-	 * @param keyPath the key, as the limiter sees it (the key expression's value, or the client's address; an IPv6
+	 * @param keyPath the key as the policy's heaviest keys show it (its fingerprint, or its masked address), or, only
+	 * where raw keys are shown, as the limiter sees it (the key expression's value, or the client's address; an IPv6
 	 * network's {@code /} is a path separator, so the rest of the path is the key)
-	 * @return the state, or {@code null} (404) for an unknown policy
+	 * @return the state, or {@code null} (404) for an unknown policy; a key not among the heaviest is a bad request
+	 * (400) unless raw keys are shown, so that a read is no oracle of which keys are live
 	 */
 	@ReadOperation
 	public @Nullable KeyDescriptor key(@Selector String policy,
 			@Selector(match = Selector.Match.ALL_REMAINING) String[] keyPath) {
-		String key = String.join("/", keyPath);
+		String shown = keyOf(policy, keyPath);
 		PolicySpec declared = this.catalog.policy(policy);
 		if (declared == null) {
 			return null;
+		}
+		String key = this.keys.keyOf(shown, heaviestKeys(policy));
+		if (key == null) {
+			throw new InvalidEndpointRequestException("'" + shown + "' is not one of the heaviest keys of policy '"
+					+ policy + "' as shown; a key is read by its value only with ratelimit.heavy-hitters.show-keys=true "
+					+ "and management.endpoint.ratelimits.access=unrestricted", "Key not shown");
 		}
 		RateLimitPolicy limit = declared.policy();
 		Map<String, KeyState> plans = new LinkedHashMap<>();
 		declared.plans().forEach((plan, variant) -> plans.put(plan, state(variant, key)));
 		KeyState state = state(limit, key);
-		return new KeyDescriptor(limit.name(), key, state.limit(), state.remaining(), state.resetAfterSeconds(),
+		return new KeyDescriptor(limit.name(), this.keys.show(key), state.limit(), state.remaining(), state.resetAfterSeconds(),
 				this.rateLimiter.isCircuitOpen(limit, key), plans);
 	}
 
@@ -193,11 +206,15 @@ public class RateLimitsEndpoint {
 					+ String.join(", ", this.catalog.names()), "Unknown policy");
 		}
 		String old = summary(before);
+		Principal principal = securityContext.getPrincipal();
+		String author = (principal != null) ? principal.getName() : "an anonymous caller";
 		try {
-			this.changes.change(name, change);
+			this.changes.change(name, change, author);
 		}
 		catch (InvalidRateLimitPolicyException ex) {
-			throw new InvalidEndpointRequestException(String.valueOf(ex.getMessage()), "Invalid change");
+			// The reason is what the 400 says: it names the attribute and the value.
+			String message = String.valueOf(ex.getMessage());
+			throw new InvalidEndpointRequestException(message, message);
 		}
 		catch (RateLimitStoreException ex) {
 			throw new InvalidEndpointRequestException("The store could not keep the change, so nothing changed on any "
@@ -207,10 +224,9 @@ public class RateLimitsEndpoint {
 		if (after == null) {
 			return null;
 		}
-		Principal principal = securityContext.getPrincipal();
-		logger.info("Rate limit policy '" + name + "' "
+		logger.warn("Rate limit policy '" + name + "' "
 				+ (change.isEmpty() ? "back to its configuration" : "changed at run time " + change)
-				+ " by " + ((principal != null) ? principal.getName() : "an anonymous caller") + ": was " + old
+				+ " by " + author + ": was " + old
 				+ ", now " + summary(after));
 		return describe(after, false);
 	}
@@ -230,23 +246,39 @@ public class RateLimitsEndpoint {
 	/**
 	 * Reset one key of one policy, under every plan: its next request is decided as a new client's.
 	 * @param policy the policy's name
-	 * @param keyPath the key, as the limiter sees it (the rest of the path)
+	 * @param keyPath the key, as the limiter sees it or as the policy's heaviest keys show it (the rest of the path)
 	 * @return what was reset, or {@code null} (404) for an unknown policy
 	 */
 	@DeleteOperation
 	public @Nullable Map<String, String> reset(@Selector String policy,
 			@Selector(match = Selector.Match.ALL_REMAINING) String[] keyPath) {
-		String key = String.join("/", keyPath);
+		String named = keyOf(policy, keyPath);
 		PolicySpec declared = this.catalog.policy(policy);
 		if (declared == null) {
 			return null;
 		}
+		// A write needs more than read access: a key is named by its value, or as the heaviest keys show it.
+		String key = Objects.requireNonNullElse(this.keys.keyOf(named, heaviestKeys(policy)), named);
 		this.rateLimiter.reset(declared.policy(), key);
 		// The key may be a client of any plan: what unblocks it must reset its plan's counters too.
 		for (RateLimitPolicy variant : declared.plans().values()) {
 			this.rateLimiter.reset(variant, key);
 		}
-		return Map.of("policy", policy, "key", key, "reset", "true");
+		return Map.of("policy", policy, "key", this.keys.show(key), "reset", "true");
+	}
+
+	/**
+	 * Return the key that the rest of a path names. Spring Boot's WebFlux mapping gives the segments from the first
+	 * selector on, the policy's included ({@code [orders, user-42]}), where its Spring MVC mapping and JMX give the
+	 * key's alone ({@code [user-42]}): a first segment that is the policy's name is not part of the key. (On Spring MVC,
+	 * a key that itself starts with its policy's name and a slash is read without that prefix.)
+	 * @param policy the policy's name
+	 * @param keyPath the segments the selector matching all remaining ones was given
+	 * @return the key
+	 */
+	static String keyOf(String policy, String[] keyPath) {
+		int first = (keyPath.length > 1 && keyPath[0].equals(policy)) ? 1 : 0;
+		return String.join("/", Arrays.asList(keyPath).subList(first, keyPath.length));
 	}
 
 	private PolicyDescriptor describe(PolicySpec declared, boolean withHeaviest) {
@@ -266,16 +298,28 @@ public class RateLimitsEndpoint {
 
 	private HeavyHitters.@Nullable Heaviest heaviest(String policy) {
 		HeavyHitters.Heaviest heaviest = (this.heavyHitters != null) ? this.heavyHitters.heaviest(policy, 10) : null;
-		if (heaviest == null || !this.maskClientIp) {
-			return heaviest;
+		if (heaviest == null) {
+			return null;
 		}
-		return new HeavyHitters.Heaviest(masked(heaviest.rejected()), masked(heaviest.admitted()),
+		return new HeavyHitters.Heaviest(shown(heaviest.rejected()), shown(heaviest.admitted()),
 				heaviest.periodSeconds());
 	}
 
-	private static List<HeavyHitters.Count> masked(List<HeavyHitters.Count> counts) {
+	private List<HeavyHitters.Count> shown(List<HeavyHitters.Count> counts) {
 		return counts.stream()
-			.map((count) -> new HeavyHitters.Count(ClientIpMask.mask(count.key()), count.count(), count.error()))
+			.map((count) -> new HeavyHitters.Count(this.keys.show(count.key()), count.count(), count.error()))
+			.toList();
+	}
+
+	/** Every key a policy's sketch holds: what a read by a shown key may name. */
+	private List<String> heaviestKeys(String policy) {
+		HeavyHitters.Heaviest heaviest = (this.heavyHitters != null && !this.keys.showsRawKeys())
+				? this.heavyHitters.heaviest(policy, Integer.MAX_VALUE) : null;
+		if (heaviest == null) {
+			return List.of();
+		}
+		return Stream.concat(heaviest.rejected().stream(), heaviest.admitted().stream())
+			.map(HeavyHitters.Count::key)
 			.toList();
 	}
 
@@ -283,8 +327,11 @@ public class RateLimitsEndpoint {
 	 * The store and the policies.
 	 * @param store the store's type
 	 * @param policies the policies
+	 * @param changes by policy, the changes the store keeps (as last read), each with who made it, where and when,
+	 * and whether it applies here; in memory, those made on this instance (since 0.4.0)
 	 */
-	public record RateLimitsDescriptor(String store, List<PolicyDescriptor> policies) {
+	public record RateLimitsDescriptor(String store, List<PolicyDescriptor> policies,
+			Map<String, RuntimeChanges.StoredChange> changes) {
 	}
 
 	/**
@@ -304,7 +351,7 @@ public class RateLimitsEndpoint {
 	 * @param plans by plan, how the policy counts under it (from {@code ratelimit.plans.<plan>.<policy>})
 	 * @param enabled whether the policy applies: {@code false} once disabled at run time (since 0.3.0)
 	 * @param heaviest the keys with the most rejected and admitted requests of the last few minutes, in the read of
-	 * one policy (since 0.3.0)
+	 * one policy, each shown as the endpoint's {@link KeyDisplay} says (since 0.3.0)
 	 */
 	public record PolicyDescriptor(String name, String algorithm, long limit, String window, @Nullable Long burst,
 			String failureMode, String mode, @Nullable String description, @Nullable String lease,
@@ -326,7 +373,7 @@ public class RateLimitsEndpoint {
 	/**
 	 * One key's state under a policy.
 	 * @param policy the policy
-	 * @param key the key
+	 * @param key the key, as shown
 	 * @param limit the capacity
 	 * @param remaining the units that could pass now
 	 * @param resetAfterSeconds seconds until the full capacity is back

@@ -5,6 +5,8 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 import io.github.ratelimit.engine.InvalidRateLimitPolicyException;
@@ -45,7 +47,8 @@ import org.springframework.web.server.ServerWebExchange;
  * </pre>
  *
  * A route without a {@code ratelimit.policy} is counted under its id, and one without arguments of ours takes its
- * limits from {@code ratelimit.policies.<route id>}; a route with neither is logged once and not limited. A route has
+ * limits from {@code ratelimit.policies.<route id>}. A configured route with neither fails start-up; another is logged
+ * once and its requests refused, failing closed ({@link RouteLimitsLogger} lists every route's limit). A route has
  * at most one filter with this limiter, default filters included (the gateway asks a limiter about a route, not a
  * filter), and a configured route without an id names its policy (the gateway's generated ids differ by instance). Routes of the application's configuration are
  * checked at start-up, so that an invalid one fails it; routes added later are checked when the gateway builds them.
@@ -62,7 +65,7 @@ public final class GatewayRateLimiter implements RateLimiter<GatewayRateLimiter.
 	/** The bean name, for a route's {@code rate-limiter: "#{@gatewayRateLimiter}"}. */
 	public static final String BEAN_NAME = "gatewayRateLimiter";
 
-	private static final String FILTER = "RequestRateLimiter";
+	static final String FILTER = "RequestRateLimiter";
 
 	/** The filter's argument naming another limiter than the default. */
 	private static final String LIMITER_ARGUMENT = "rate-limiter";
@@ -70,13 +73,26 @@ public final class GatewayRateLimiter implements RateLimiter<GatewayRateLimiter.
 	/** Admitted, with no headers to hand over: set on the response already, or none to set. */
 	private static final Response ALLOWED = new Response(true, Map.of());
 
+	/** Refused, with no headers: a route that uses this limiter but declares no limit. */
+	private static final Response REFUSED = new Response(false, Map.of());
+
+	/** The limit of every route that uses this limiter but declares none: it fails closed. */
+	private static final RouteLimit UNDECLARED = new RouteLimit("", Map.of(), null);
+
 	private static final Log logger = LogFactory.getLog(GatewayRateLimiter.class);
 
-	private final RateLimitEngine engine;
+	/** The engine that decides, or {@code null} for {@link #unlimited()}. */
+	private final @Nullable RateLimitEngine engine;
 
 	private final Map<String, RouteLimit> routes = new ConcurrentHashMap<>();
 
 	private final @Nullable RouteLimit fixed;
+
+	/** The filters every route of a definition gets, to tell which routes use this limiter. */
+	private final List<FilterDefinition> defaultFilters;
+
+	/** The policies of the limiters {@link #forPolicy} gave to routes of the Java DSL, for the start-up log. */
+	private final Set<String> javaDslPolicies = ConcurrentHashMap.newKeySet();
 
 	/**
 	 * Create the limiter, checking the routes of the application's configuration.
@@ -89,6 +105,7 @@ public final class GatewayRateLimiter implements RateLimiter<GatewayRateLimiter.
 			List<FilterDefinition> defaultFilters) {
 		this.engine = engine;
 		this.fixed = null;
+		this.defaultFilters = List.copyOf(defaultFilters);
 		for (int i = 0; i < routes.size(); i++) {
 			RouteDefinition route = routes.get(i);
 			List<FilterDefinition> limiting = new ArrayList<>();
@@ -127,9 +144,22 @@ public final class GatewayRateLimiter implements RateLimiter<GatewayRateLimiter.
 		}
 	}
 
-	private GatewayRateLimiter(RateLimitEngine engine, RouteLimit fixed) {
+	private GatewayRateLimiter(@Nullable RateLimitEngine engine, RouteLimit fixed) {
 		this.engine = engine;
 		this.fixed = fixed;
+		this.defaultFilters = List.of();
+	}
+
+	/**
+	 * Return a limiter that admits every request of every route and sets no header, with no engine: the gateway's
+	 * while every limit is switched off ({@code ratelimit.enabled=false}), so that routes naming it
+	 * ({@code rate-limiter: "#{@gatewayRateLimiter}"}) or built with {@link #forPolicy} start and route as before.
+	 * Routes' arguments are not checked.
+	 * @return the limiter
+	 * @since 0.3.0
+	 */
+	public static GatewayRateLimiter unlimited() {
+		return new GatewayRateLimiter(null, new RouteLimit("", Map.of(), null));
 	}
 
 	/**
@@ -138,12 +168,17 @@ public final class GatewayRateLimiter implements RateLimiter<GatewayRateLimiter.
 	 * @param policy the policy's name
 	 * @param values its attributes as a route's arguments spell them without the prefix ({@code limit},
 	 * {@code window}, {@code algorithm}, {@code burst}, ...), under {@code ratelimit.policies.<policy>.*}
-	 * @return the limiter
+	 * @return the limiter; the {@linkplain #unlimited() unlimited} limiter itself
 	 * @throws io.github.ratelimit.engine.InvalidRateLimitPolicyException if the policy is invalid
 	 */
 	public GatewayRateLimiter forPolicy(String policy, Map<String, ?> values) {
-		return new GatewayRateLimiter(this.engine,
+		if (this.engine == null) {
+			return this;
+		}
+		GatewayRateLimiter limiter = new GatewayRateLimiter(this.engine,
 				declare(policy, "gateway route limiter for policy '" + policy + "'", new LinkedHashMap<>(values)));
+		this.javaDslPolicies.add(policy);
+		return limiter;
 	}
 
 	/** Check a route's limits when the gateway builds it (a route added after start-up, or refreshed). */
@@ -159,13 +194,22 @@ public final class GatewayRateLimiter implements RateLimiter<GatewayRateLimiter.
 	public Mono<Response> isAllowed(String routeId, String id) {
 		return Mono.deferContextual((context) -> {
 			RouteLimit limit = limitOf(routeId);
-			if (limit.spec == null) {
-				return Mono.just(ALLOWED); // disabled by ratelimit.policies.<name>.enabled=false
+			if (limit == UNDECLARED) {
+				ServerWebExchange exchange = RateLimitProblemFilter.exchange(context);
+				if (exchange != null) {
+					exchange.getAttributes().put(RateLimitProblemFilter.UNDECLARED, routeId);
+				}
+				return Mono.just(REFUSED);
+			}
+			RateLimitEngine engine = this.engine;
+			if (limit.spec == null || engine == null) {
+				// Disabled by ratelimit.policies.<name>.enabled=false, or every limit is off (unlimited()).
+				return Mono.just(ALLOWED);
 			}
 			ServerWebExchange exchange = RateLimitProblemFilter.exchange(context);
 			RateLimitExchange view = (exchange != null) ? RateLimitWebFilter.exchangeOf(exchange) : null;
-			return Mono
-				.fromCompletionStage(() -> this.engine.decideKeyAsync(limit.spec, id,
+			return RateLimitWebFilter
+				.onRequestThread(exchange, () -> engine.decideKeyAsync(limit.spec, id,
 						(view != null) ? view.request() : null))
 				.map((outcome) -> response(outcome, view));
 		});
@@ -202,19 +246,57 @@ public final class GatewayRateLimiter implements RateLimiter<GatewayRateLimiter.
 
 	/**
 	 * A route the configuration did not declare (the Java DSL without {@link #forPolicy}, a route added at run time
-	 * with no arguments of ours), under {@code ratelimit.policies.<route id>}; without a limit there, it is logged
-	 * once and not limited, rather than failing every request.
+	 * with no arguments of ours), under {@code ratelimit.policies.<route id>}. Without a limit there it fails closed:
+	 * logged once at ERROR, and every request of it refused (503 with a problem body, through
+	 * {@link RateLimitProblemFilter}). A route of the configuration without a limit fails start-up; this one cannot,
+	 * being built later or by code, and letting its requests through would leave a route its author meant to limit open
+	 * to every client until someone reads the log. Refused, it is found at its first request, if not at start-up
+	 * ({@link RouteLimitsLogger}).
 	 */
 	private RouteLimit declareUndeclared(String routeId) {
 		try {
 			return declareRoute(routeId, new LinkedHashMap<>());
 		}
 		catch (InvalidRateLimitPolicyException ex) {
-			logger.error("Route '" + routeId + "' uses the rate limiter but declares no limit, so its requests are not "
-					+ "limited: " + ex.getMessage() + ". Give the route '" + PREFIX + ".*' arguments, set "
+			logger.error("Route '" + routeId + "' uses the rate limiter but declares no limit, so its requests are "
+					+ "refused (503): " + ex.getMessage() + ". Give the route '" + PREFIX + ".*' arguments, set "
 					+ "ratelimit.policies." + routeId + ".*, or use forPolicy in the Java DSL.");
-			return new RouteLimit(routeId, Map.of(), null);
+			return UNDECLARED;
 		}
+	}
+
+	/**
+	 * Return the limit of a route for {@link RouteLimitsLogger}: the one this limiter knows, or else, for a route whose
+	 * definition uses this limiter, the one declared now, so that a route without a limit is found before its first
+	 * request.
+	 * @return the limit, {@link #isUndeclared undeclared} for a route that uses this limiter without one, or
+	 * {@code null} for a route that does not use this limiter, as far as it can tell
+	 */
+	@Nullable RouteLimit limitOf(String routeId, @Nullable RouteDefinition definition) {
+		if (this.fixed != null) {
+			return null;
+		}
+		RouteLimit known = this.routes.get(routeId);
+		if (known != null || definition == null) {
+			return known;
+		}
+		for (List<FilterDefinition> filters : List.of(this.defaultFilters, definition.getFilters())) {
+			for (FilterDefinition filter : filters) {
+				if (isOurs(filter)) {
+					return limitOf(routeId);
+				}
+			}
+		}
+		return null;
+	}
+
+	static boolean isUndeclared(RouteLimit limit) {
+		return limit == UNDECLARED;
+	}
+
+	/** Return the policies of the limiters {@link #forPolicy} gave to routes of the Java DSL. */
+	Set<String> javaDslPolicies() {
+		return Set.copyOf(this.javaDslPolicies);
 	}
 
 	/** Whether a configured filter is this limiter's: arguments of ours, or no other limiter named. */
@@ -238,7 +320,8 @@ public final class GatewayRateLimiter implements RateLimiter<GatewayRateLimiter.
 			throw new InvalidRateLimitPolicyException(policy, where + ": '" + PREFIX + ".key' has no effect on a "
 					+ "route, whose key is its key resolver's; set the filter's 'key-resolver' instead");
 		}
-		PolicyCatalog catalog = this.engine.catalog();
+		PolicyCatalog catalog = Objects.requireNonNull(this.engine, "An unlimited limiter declares nothing")
+			.catalog();
 		PolicySpec spec = catalog.declare(policy, where, new PolicyValues(where + " " + PREFIX, values));
 		return new RouteLimit(policy, Collections.unmodifiableMap(values), spec);
 	}

@@ -5,8 +5,14 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 
+import io.github.ratelimit.Decision;
 import io.github.ratelimit.RateLimitPolicy;
 import io.github.ratelimit.conformance.MutableTimeSource;
 import io.github.ratelimit.engine.InvalidRateLimitPolicyException;
@@ -15,6 +21,10 @@ import io.github.ratelimit.engine.PolicyValues;
 import io.github.ratelimit.engine.RateLimitEngine;
 import io.github.ratelimit.limiter.RateLimiter;
 import io.github.ratelimit.memory.InMemoryRateLimitStore;
+import io.github.ratelimit.store.Acquisition;
+import io.github.ratelimit.store.RateLimitStore;
+import io.github.ratelimit.store.RateLimitStoreException;
+import io.github.ratelimit.store.Reservation;
 import io.github.ratelimit.web.ClientExemptions;
 import io.github.ratelimit.web.StandardRateLimitHeadersWriter;
 import io.github.ratelimit.webflux.RateLimitWebFilter;
@@ -123,11 +133,108 @@ class GatewayRateLimiterTests {
 				route("plain", "key-resolver", "#{@clientIpKeyResolver}"));
 		assertThat(allowed(gateway, "plain", "k")).isTrue();
 		assertThat(allowed(gateway, "plain", "k")).isFalse();
+	}
+
+	@Test
+	void aRouteUsingTheLimiterWithNoLimitAnywhereFailsClosedWith503AndAProblem() {
+		GatewayRateLimiter gateway = gateway(Map.of());
 		for (int i = 0; i < 3; i++) {
-			assertThat(allowed(gateway, "unconfigured", "k")).as("a route with no limit anywhere: logged, not limited")
-				.isTrue();
+			MockServerWebExchange exchange = exchange("198.51.100.6");
+			new RateLimitProblemFilter()
+				.filter(exchange, (decorated) -> requestRateLimiter(gateway, decorated, "unconfigured", "k"))
+				.block();
+			assertThat(exchange.getResponse().getStatusCode()).isEqualTo(HttpStatus.SERVICE_UNAVAILABLE);
+			assertThat(exchange.getResponse().getHeaders().getContentType()).hasToString("application/problem+json");
+			assertThat(exchange.getResponse().getBodyAsString().block()).contains("\"status\":503")
+				.contains("not configured");
 		}
-		assertThat(gateway.getConfig().get("unconfigured").spec()).isNull();
+		assertThat(allowed(gateway, "unconfigured", "k")).as("without the exchange: the route's status").isFalse();
+	}
+
+	@Test
+	void aStoreThatFailsUnderDenyIsAnswered503WithItsProblemNotAsAClientOverItsLimit() {
+		RateLimitStore failing = new RateLimitStore() {
+
+			@Override
+			public Decision tryAcquire(RateLimitPolicy policy, String key, long cost) {
+				throw new RateLimitStoreException("the store is down");
+			}
+
+			@Override
+			public void reset(RateLimitPolicy policy, String key) {
+			}
+
+		};
+		PolicyCatalog catalog = PolicyCatalog.builder().build();
+		RateLimitEngine engine = RateLimitEngine
+			.builder(catalog, RateLimiter.builder(failing).clock(this.clock).build(),
+					new StandardRateLimitHeadersWriter(), (request) -> String.valueOf(request.getRemoteAddr()))
+			.build();
+		GatewayRateLimiter gateway = new GatewayRateLimiter(engine,
+				List.of(route("r", "ratelimit.limit", "5", "ratelimit.window", "1m", "ratelimit.failure-mode", "deny")),
+				List.of());
+		catalog.afterSingletonsInstantiated();
+		MockServerWebExchange exchange = exchange("198.51.100.5");
+		new RateLimitProblemFilter().filter(exchange, (decorated) -> requestRateLimiter(gateway, decorated)).block();
+		assertThat(exchange.getResponse().getStatusCode()).isEqualTo(HttpStatus.SERVICE_UNAVAILABLE);
+		assertThat(exchange.getResponse().getHeaders().getContentType()).hasToString("application/problem+json");
+		assertThat(exchange.getResponse().getHeaders().getFirst("Retry-After")).isNotNull();
+		assertThat(exchange.getResponse().getBodyAsString().block()).contains("\"status\":503")
+			.contains("\"policy\":\"r\"");
+	}
+
+	@Test
+	void aDecisionTheStoreAnswersOnItsOwnThreadRoutesOnTheRequestsThreadNotTheStores() {
+		ExecutorService storeThread = Executors.newSingleThreadExecutor((task) -> new Thread(task, "store-io"));
+		try {
+			InMemoryRateLimitStore memory = InMemoryRateLimitStore.builder().build();
+			RateLimitStore answeringLater = new RateLimitStore() {
+
+				@Override
+				public Decision tryAcquire(RateLimitPolicy policy, String key, long cost) {
+					return memory.tryAcquire(policy, key, cost);
+				}
+
+				@Override
+				public CompletionStage<Reservation> tryAcquireAllAsync(List<Acquisition> acquisitions) {
+					// Later than the caller looks: a decision done by then would rightly go on where it is.
+					return CompletableFuture.supplyAsync(() -> {
+						try {
+							Thread.sleep(100);
+						}
+						catch (InterruptedException ex) {
+							Thread.currentThread().interrupt();
+						}
+						return memory.tryAcquireAll(acquisitions);
+					}, storeThread);
+				}
+
+				@Override
+				public void reset(RateLimitPolicy policy, String key) {
+					memory.reset(policy, key);
+				}
+
+			};
+			PolicyCatalog catalog = PolicyCatalog.builder().build();
+			RateLimitEngine engine = RateLimitEngine
+				.builder(catalog, RateLimiter.builder(answeringLater).clock(this.clock).build(),
+						new StandardRateLimitHeadersWriter(), (request) -> String.valueOf(request.getRemoteAddr()))
+				.build();
+			GatewayRateLimiter gateway = new GatewayRateLimiter(engine,
+					List.of(route("r", "ratelimit.limit", "5", "ratelimit.window", "1m")), List.of());
+			catalog.afterSingletonsInstantiated();
+			AtomicReference<String> routedOn = new AtomicReference<>();
+			new RateLimitProblemFilter()
+				.filter(exchange("198.51.100.4"), (decorated) -> gateway.isAllowed("r", "198.51.100.4")
+					.doOnNext((response) -> routedOn.set(Thread.currentThread().getName()))
+					.then())
+				.block();
+			// A mock exchange has no connection: its request goes on on Reactor's parallel scheduler.
+			assertThat(routedOn.get()).startsWith("parallel-");
+		}
+		finally {
+			storeThread.shutdownNow();
+		}
 	}
 
 	@Test
@@ -200,7 +307,23 @@ class GatewayRateLimiterTests {
 		assertThat(rejected.getResponse().getHeaders().get("Retry-After")).containsExactly("30");
 		assertThat(rejected.getResponse().getHeaders().getContentType()).hasToString("application/problem+json");
 		assertThat(rejected.getResponse().getBodyAsString().block()).contains("\"status\":429")
+			.contains("\"instance\":\"/api/v1/resources\"")
 			.contains("\"violated-policies\":[\"resources\"]");
+	}
+
+	@Test
+	void aRejectedRoutesProblemNamesThePathTheClientSentNotOneARouteFilterRewrote() {
+		GatewayRateLimiter gateway = gateway(Map.of(), route("r", "ratelimit.limit", "1", "ratelimit.window", "1m"));
+		RateLimitProblemFilter problems = new RateLimitProblemFilter();
+		problems.filter(exchange("198.51.100.7"), (exchange) -> requestRateLimiter(gateway, exchange)).block();
+
+		MockServerWebExchange rejected = exchange("198.51.100.7");
+		problems.filter(rejected, (exchange) -> requestRateLimiter(gateway,
+				exchange.mutate().request((request) -> request.path("/resources")).build()))
+			.block();
+
+		assertThat(rejected.getResponse().getStatusCode()).isEqualTo(HttpStatus.TOO_MANY_REQUESTS);
+		assertThat(rejected.getResponse().getBodyAsString().block()).contains("\"instance\":\"/api/v1/resources\"");
 	}
 
 	@Test
@@ -247,7 +370,12 @@ class GatewayRateLimiterTests {
 	}
 
 	private static Mono<Void> requestRateLimiter(GatewayRateLimiter gateway, ServerWebExchange exchange, String key) {
-		return gateway.isAllowed("r", key).flatMap((response) -> {
+		return requestRateLimiter(gateway, exchange, "r", key);
+	}
+
+	private static Mono<Void> requestRateLimiter(GatewayRateLimiter gateway, ServerWebExchange exchange, String route,
+			String key) {
+		return gateway.isAllowed(route, key).flatMap((response) -> {
 			response.getHeaders().forEach((name, value) -> exchange.getResponse().getHeaders().add(name, value));
 			if (response.isAllowed()) {
 				exchange.getResponse().setStatusCode(HttpStatus.OK);

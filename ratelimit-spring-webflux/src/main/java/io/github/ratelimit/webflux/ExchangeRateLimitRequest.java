@@ -5,10 +5,12 @@ import java.net.InetSocketAddress;
 import java.security.Principal;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.Executor;
 
 import io.github.ratelimit.engine.RateLimitExchange;
 import io.github.ratelimit.web.RateLimitRequest;
 import org.jspecify.annotations.Nullable;
+import reactor.core.scheduler.Schedulers;
 
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.server.reactive.ServerHttpResponse;
@@ -21,6 +23,8 @@ import org.springframework.web.server.ServerWebExchange;
 final class ExchangeRateLimitRequest implements RateLimitRequest, RateLimitExchange {
 
 	private static final String ATTRIBUTE = ExchangeRateLimitRequest.class.getName();
+
+	private static final Executor APPLICATION_CODE = (task) -> Schedulers.boundedElastic().schedule(task);
 
 	private final ServerWebExchange exchange;
 
@@ -38,6 +42,20 @@ final class ExchangeRateLimitRequest implements RateLimitRequest, RateLimitExcha
 		ExchangeRateLimitRequest request = new ExchangeRateLimitRequest(exchange);
 		exchange.getAttributes().put(ATTRIBUTE, request);
 		return request;
+	}
+
+	/**
+	 * Reactor's bounded elastic scheduler: the application's code that a policy calls (beans in key, cost, skip and
+	 * tenant expressions, the plan resolver) may block, which an event loop must not.
+	 */
+	@Override
+	public Executor applicationCodeExecutor() {
+		return APPLICATION_CODE;
+	}
+
+	/** Return the exchange. */
+	ServerWebExchange exchange() {
+		return this.exchange;
 	}
 
 	/** Set the principal, resolved reactively before a layer is decided. */

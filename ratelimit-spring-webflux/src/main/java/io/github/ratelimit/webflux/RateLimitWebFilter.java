@@ -1,7 +1,8 @@
 package io.github.ratelimit.webflux;
 
 import java.nio.charset.StandardCharsets;
-import java.util.List;
+import java.util.concurrent.CompletionStage;
+import java.util.function.Supplier;
 
 import io.github.ratelimit.engine.RateLimitEngine;
 import io.github.ratelimit.engine.RateLimitExchange;
@@ -23,8 +24,10 @@ import org.springframework.web.server.WebFilterChain;
 /**
  * The filter layer on WebFlux: limits applied before dispatch ({@code ratelimit.filters.*}), so that abusive traffic
  * is rejected before authentication, argument resolution and message conversion, and a path that matches no handler
- * still counts. The engine decides without blocking; this filter hands it the exchange and writes the outcome back (a
- * rejection as the method layer answers it: 429, headers, problem body).
+ * still counts. A filter applies to the path as sent and to the path cleaned up (repeated slashes merged, dot segments
+ * resolved, encoded separators decoded, path parameters and a trailing slash dropped), as a gateway forwards it or a
+ * service behind one resolves it. The engine decides without blocking; this filter hands it the exchange and writes
+ * the outcome back (a rejection as the method layer answers it: 429, headers, problem body).
  * <p>
  * It also hands the request to the method layer (in the Reactor context of what it subscribes to), and settles the
  * policies that count by outcome, of every layer, from the status the client gets, as the response is committed. So
@@ -75,12 +78,12 @@ public final class RateLimitWebFilter implements WebFilter, Ordered {
 		}
 		return exchange.getPrincipal()
 			.doOnNext(request::setPrincipal)
-			.then(Mono.fromCompletionStage(() -> this.engine.decideFiltersAsync(request,
-					List.of(exchange.getRequest().getPath().pathWithinApplication()))))
+			.then(RequestThread.resume(exchange, () -> this.engine.decideFiltersAsync(request,
+					PathSpellings.of(exchange.getRequest().getPath().pathWithinApplication()))))
 			.flatMap((outcome) -> {
 				request.setResponseHeaders(outcome.headers());
 				ErrorResponseException rejection = outcome.rejection();
-				return (rejection != null) ? reject(exchange.getResponse(), rejection, outcome) : proceed;
+				return (rejection != null) ? reject(exchange, rejection, outcome) : proceed;
 			});
 	}
 
@@ -95,16 +98,35 @@ public final class RateLimitWebFilter implements WebFilter, Ordered {
 		return ExchangeRateLimitRequest.of(exchange);
 	}
 
+	/**
+	 * Return a decision that signals on the exchange's own thread: at once where it was decided at once, else on the
+	 * event loop of the exchange's connection (another server's request: on Reactor's parallel scheduler), never on
+	 * the thread of the store's client or of a timer, so that what the request does next (routing, the handler, writing
+	 * the response) delays no other decision. For adapters built on WebFlux such as Spring Cloud Gateway's limiter.
+	 * @param exchange the exchange, or {@code null} if unknown (then the parallel scheduler)
+	 * @param decision starts the decision when subscribed to
+	 * @param <T> the decision's type
+	 * @return the decision
+	 * @since 0.3.0
+	 */
+	public static <T> Mono<T> onRequestThread(@Nullable ServerWebExchange exchange,
+			Supplier<? extends CompletionStage<T>> decision) {
+		return RequestThread.resume(exchange, decision);
+	}
+
 	/** Return the request the filter handed to what it subscribed to, or {@code null} outside of a request. */
 	static @Nullable RateLimitRequest request(ContextView context) {
 		return context.getOrDefault(CONTEXT_KEY, null);
 	}
 
-	private static Mono<Void> reject(ServerHttpResponse response, ErrorResponseException rejection,
+	private static Mono<Void> reject(ServerWebExchange exchange, ErrorResponseException rejection,
 			RateLimitOutcome outcome) {
+		ServerHttpResponse response = exchange.getResponse();
 		response.setStatusCode(rejection.getStatusCode());
 		response.getHeaders().setContentType(MediaType.APPLICATION_PROBLEM_JSON);
-		byte[] body = outcome.problemJson().getBytes(StandardCharsets.UTF_8);
+		// The instance as WebFlux names the method layer's: the request's path, raw, context path included.
+		String instance = exchange.getRequest().getPath().value();
+		byte[] body = outcome.problemJson(instance).getBytes(StandardCharsets.UTF_8);
 		return response.writeWith(Mono.just(response.bufferFactory().wrap(body)));
 	}
 

@@ -2,6 +2,7 @@ package io.github.ratelimit.webflux;
 
 import java.lang.reflect.Method;
 import java.util.List;
+import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -18,6 +19,7 @@ import org.jspecify.annotations.Nullable;
 import org.reactivestreams.Publisher;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.core.publisher.SignalType;
 import reactor.core.scheduler.Schedulers;
 
 import org.springframework.aop.ProxyMethodInvocation;
@@ -37,6 +39,10 @@ import org.springframework.web.ErrorResponseException;
  * WebFlux request carries its Reactor context). An admitted invocation proceeds with the outcome's headers on the
  * response; a rejected one never proceeds, and its result fails with the rejection, which the web stack's error
  * handling renders as a {@code 429} problem.
+ * <p>
+ * A cost known after the response ({@code settle}) is settled once the result ends, however it ends: completed,
+ * failed, timed out, or cancelled by a client that went away mid-stream. It is then settled from what the handler
+ * reported until then ({@code RateLimitStatus.settle}), off the event loop, never holding the response back.
  * <p>
  * A rate limited method that returns a plain value, or another asynchronous type ({@code CompletableFuture}, RxJava's),
  * fails the application's start-up ({@link #checkReturnTypes}): its limits could be decided only by blocking the
@@ -83,8 +89,9 @@ public final class ReactiveRateLimitInterceptor implements MethodInterceptor {
 			Mono<?> principal = (request instanceof ExchangeRateLimitRequest exchange)
 					? SecurityPrincipal.current().doOnNext(exchange::setPrincipal) : Mono.empty();
 			return principal
-				.then(Mono.fromCompletionStage(() -> this.engine.decideMethodAsync(method, targetClass,
-						deferred.getArguments(), request)))
+				.then(RequestThread.resume((request instanceof ExchangeRateLimitRequest current) ? current.exchange()
+						: null, () -> this.engine.decideMethodAsync(method, targetClass, deferred.getArguments(),
+								request)))
 				.flatMapMany((outcome) -> proceed(deferred, adapter, outcome, request));
 		});
 		if (adapter == null) {
@@ -118,48 +125,62 @@ public final class ReactiveRateLimitInterceptor implements MethodInterceptor {
 			result = invocation.proceed();
 		}
 		catch (Throwable ex) {
-			return Flux.<Object>error(ex).doOnError((failure) -> settleOutside(outcome, request, method, failure));
+			return settledWhenEnded(Flux.error(ex), outcome, request, method, false);
 		}
 		if (result == null) {
-			settleOutside(outcome, request, method, null);
-			return Flux.empty();
+			return settledWhenEnded(Flux.empty(), outcome, request, method, false);
 		}
 		Publisher<?> publisher = (adapter != null) ? adapter.toPublisher(result) : (Publisher<?>) result;
-		Flux<Object> produced = Flux.from(publisher);
-		if (this.engine.settlesCosts(outcome)) {
-			produced = settlingCosts(produced, outcome, request, adapter == null || !adapter.isMultiValue());
-		}
-		return produced
-			.doOnError((ex) -> settleOutside(outcome, request, method, ex))
-			.doOnComplete(() -> settleOutside(outcome, request, method, null));
+		return settledWhenEnded(Flux.from(publisher), outcome, request, method,
+				adapter == null || !adapter.isMultiValue());
 	}
 
 	/**
-	 * Settle a cost known only once the result is complete ({@code #result}: a single-valued result's value, else
-	 * {@code null}), on a thread that may wait for the store, never holding the response back.
+	 * Settle once the result ends, however it ends: it completes, fails (a timeout too), or is cancelled (the client
+	 * went away, or the caller took what it needed). Once per subscription ({@code doFinally}), never holding the
+	 * response back:
+	 * <ul>
+	 * <li>a cost known after the response, from what the handler reported until then ({@code #reported}) and what a
+	 * single-valued result emitted ({@code #result}; {@code null} for a stream, or a result that emitted nothing), on
+	 * a thread that may wait for the store;
+	 * <li>outside of a request, what counts by outcome, from what the method did (the failure's status, else 200). A
+	 * cancelled result has no outcome, so what those policies took stays taken: going away is no way out of the count.
+	 * In a request, the web filter settles them from the status as the response commits (a response never committed
+	 * keeps them likewise).
+	 * </ul>
 	 */
-	private Flux<Object> settlingCosts(Flux<Object> produced, RateLimitOutcome outcome,
-			@Nullable RateLimitRequest request, boolean singleValued) {
-		AtomicReference<@Nullable Object> value = new AtomicReference<>();
-		return produced.doOnNext((element) -> {
-			if (singleValued) {
-				value.set(element);
-			}
-		}).doOnComplete(() -> {
-			try {
-				Schedulers.boundedElastic().schedule(() -> this.engine.settleCosts(outcome, request, value.get()));
-			}
-			catch (RejectedExecutionException ex) {
-				// The workers are saturated: the reservation stands, and the response goes out as it is.
-			}
-		});
+	private Flux<Object> settledWhenEnded(Flux<Object> produced, RateLimitOutcome outcome,
+			@Nullable RateLimitRequest request, Method method, boolean singleValued) {
+		boolean settlesCosts = this.engine.settlesCosts(outcome);
+		if (!settlesCosts && request != null) {
+			return produced;
+		}
+		Flux<Object> settled = produced;
+		if (request == null) {
+			// Before the caller learns the outcome, so that what it does next finds the units given back.
+			settled = settled.doOnError((ex) -> settle(outcome, null, method, ex))
+				.doOnComplete(() -> settle(outcome, null, method, null));
+		}
+		if (settlesCosts) {
+			AtomicReference<@Nullable Object> value = new AtomicReference<>();
+			settled = (singleValued ? settled.doOnNext(value::set) : settled)
+				.doFinally((signal) -> settleCosts(outcome, request, value.get(), signal == SignalType.ON_COMPLETE));
+		}
+		return settled;
 	}
 
-	/** Outside of a request, what counts by outcome is settled from what the method did, once it is known. */
-	private void settleOutside(RateLimitOutcome outcome, @Nullable RateLimitRequest request, Method method,
-			@Nullable Throwable failure) {
-		if (request == null) {
-			settle(outcome, null, method, failure);
+	/**
+	 * On a thread that may wait for the store, so never on the event loop: Reactor's workers, or, when they are
+	 * saturated, the common pool, whose queue takes any work, so that a busy moment loses no charge.
+	 */
+	private void settleCosts(RateLimitOutcome outcome, @Nullable RateLimitRequest request, @Nullable Object value,
+			boolean completed) {
+		Runnable settle = () -> this.engine.settleCosts(outcome, request, value, completed);
+		try {
+			Schedulers.boundedElastic().schedule(settle);
+		}
+		catch (RejectedExecutionException ex) {
+			ForkJoinPool.commonPool().execute(settle);
 		}
 	}
 

@@ -27,7 +27,10 @@ import org.springframework.web.filter.OncePerRequestFilter;
  * <p>
  * It is also where policies that count by outcome, of every layer, are settled: once the whole chain has run, from
  * the status the client gets (after error handling and Spring Security's entry points), and for an asynchronous
- * request once it completes. So it is registered even without filters.
+ * request once it completes, however it ends (completed, failed, timed out, the client gone). So are the costs known
+ * after the response of a method whose result is served asynchronously ({@code SseEmitter},
+ * {@code StreamingResponseBody}, {@code DeferredResult}), from what its handler reported by then. So it is registered
+ * even without filters.
  *
  * @since 0.2.0
  */
@@ -69,10 +72,8 @@ public final class RateLimitFilter extends OncePerRequestFilter {
 			limited.setResponseHeaders(outcome.headers());
 			ErrorResponseException rejection = outcome.rejection();
 			if (rejection != null) {
-				response.setStatus(rejection.getStatusCode().value());
-				response.setContentType(MediaType.APPLICATION_PROBLEM_JSON_VALUE);
-				response.setCharacterEncoding(StandardCharsets.UTF_8.name());
-				response.getWriter().write(outcome.problemJson());
+				// The instance as Spring MVC names the method layer's: the request URI, raw, context path included.
+				reject(response, rejection, outcome.problemJson(request.getRequestURI()));
 				return;
 			}
 		}
@@ -86,7 +87,23 @@ public final class RateLimitFilter extends OncePerRequestFilter {
 		}
 	}
 
-	/** Every layer's policies that count by outcome, from the status the client gets. */
+	/**
+	 * The problem as the method layer's converter writes it: bytes, so that the content type names no charset (JSON
+	 * is UTF-8), where text would have the container add one.
+	 */
+	private static void reject(HttpServletResponse response, ErrorResponseException rejection, String problem)
+			throws IOException {
+		byte[] body = problem.getBytes(StandardCharsets.UTF_8);
+		response.setStatus(rejection.getStatusCode().value());
+		response.setContentType(MediaType.APPLICATION_PROBLEM_JSON_VALUE);
+		response.setContentLength(body.length);
+		response.getOutputStream().write(body);
+	}
+
+	/**
+	 * Every layer's policies that count by outcome, from the status the client gets, and the costs of an asynchronous
+	 * result: the container completes an asynchronous request however it ends.
+	 */
 	private void settle(ServletRateLimitRequest limited, HttpServletRequest request, HttpServletResponse response,
 			boolean failed) {
 		if (!this.engine.hasPendingSettlement(limited)) {

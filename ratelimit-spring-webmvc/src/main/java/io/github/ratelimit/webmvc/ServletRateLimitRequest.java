@@ -3,6 +3,8 @@ package io.github.ratelimit.webmvc;
 import java.security.Principal;
 import java.util.Collections;
 import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CompletionStage;
 
 import io.github.ratelimit.engine.RateLimitExchange;
 import io.github.ratelimit.web.RateLimitRequest;
@@ -10,7 +12,13 @@ import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.core.ReactiveAdapterRegistry;
 import org.springframework.http.HttpHeaders;
+import org.springframework.http.ResponseEntity;
+import org.springframework.web.context.request.async.DeferredResult;
+import org.springframework.web.context.request.async.WebAsyncTask;
+import org.springframework.web.servlet.mvc.method.annotation.ResponseBodyEmitter;
+import org.springframework.web.servlet.mvc.method.annotation.StreamingResponseBody;
 
 /**
  * A servlet request and its response as the engine sees them.
@@ -54,6 +62,19 @@ public final class ServletRateLimitRequest implements RateLimitRequest, RateLimi
 				}
 			});
 		}
+	}
+
+	/**
+	 * Return whether Spring MVC serves the result after the method returns, as an asynchronous request: the results
+	 * its return value handlers start asynchronous processing for, alone or as a {@code ResponseEntity}'s body.
+	 */
+	@Override
+	public boolean completesLater(@Nullable Object result) {
+		Object body = (result instanceof ResponseEntity<?> entity) ? entity.getBody() : result;
+		return body instanceof ResponseBodyEmitter || body instanceof StreamingResponseBody
+				|| body instanceof DeferredResult || body instanceof CompletionStage || body instanceof Callable
+				|| body instanceof WebAsyncTask
+				|| (body != null && ReactiveAdapterRegistry.getSharedInstance().getAdapter(body.getClass()) != null);
 	}
 
 	@Override
