@@ -21,7 +21,7 @@ import org.springframework.context.annotation.Import;
  * {@link RateLimitStore} (Redis, DynamoDB or memory), the {@link RateLimiter} in front of it, and, in a web
  * application, the policy engine ({@code ratelimit-spring}) with its Spring MVC adapters
  * ({@code ratelimit-spring-webmvc}): the interception of annotated methods, the filter layer, the response headers and
- * the 429 advice.
+ * the 429 advice. With {@code ratelimit.enabled=false}, {@link RateLimitDisabledAutoConfiguration} instead.
  *
  * @since 0.1.0
  */
@@ -30,7 +30,8 @@ import org.springframework.context.annotation.Import;
 @EnableConfigurationProperties(RateLimitProperties.class)
 @Import({ RateLimitStoreConfigurations.DynamoDb.class, RateLimitStoreConfigurations.Redis.class,
 		RateLimitStoreConfigurations.InMemory.class, RateLimitEngineConfiguration.class,
-		RateLimitWebMvcConfiguration.class, RateLimitWebFluxConfiguration.class })
+		RateLimitWebMvcConfiguration.class, RateLimitWebFluxConfiguration.class,
+		RateLimitStatusConfigurations.WebMvc.class, RateLimitStatusConfigurations.WebFlux.class })
 public final class RateLimitAutoConfiguration {
 
 	@Bean
@@ -43,7 +44,7 @@ public final class RateLimitAutoConfiguration {
 	@ConditionalOnMissingBean
 	RateLimiter rateLimiter(RateLimitStore store, RateLimitProperties properties, TimeSource rateLimitTimeSource,
 			ObjectProvider<RateLimitListener> listeners) {
-		RateLimitProperties.CircuitBreaker circuitBreaker = properties.getCircuitBreaker();
+		CircuitBreakerProperties circuitBreaker = properties.getCircuitBreaker();
 		RateLimiter.Builder builder = RateLimiter.builder(store)
 			.clock(rateLimitTimeSource)
 			.failureThreshold(circuitBreaker.getFailureThreshold())

@@ -1,5 +1,6 @@
 package io.github.ratelimit.autoconfigure;
 
+import io.github.ratelimit.actuate.KeyDisplay;
 import io.github.ratelimit.actuate.RateLimitsEndpoint;
 import io.github.ratelimit.engine.PolicyCatalog;
 import io.github.ratelimit.engine.RateLimitEngine;
@@ -7,6 +8,7 @@ import io.github.ratelimit.engine.RuntimeChanges;
 import io.github.ratelimit.limiter.RateLimiter;
 
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.actuate.autoconfigure.endpoint.PropertiesEndpointAccessResolver;
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -14,6 +16,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.context.annotation.Bean;
+import org.springframework.core.env.Environment;
 
 /**
  * The {@code ratelimits} actuator endpoint, when Actuator is on the classpath and the endpoint is available (Boot's
@@ -31,11 +34,12 @@ public final class RateLimitEndpointAutoConfiguration {
 	@ConditionalOnMissingBean
 	RateLimitsEndpoint rateLimitsEndpoint(PolicyCatalog catalog, RateLimiter rateLimiter,
 			ObjectProvider<RuntimeChanges> runtimeChanges, ObjectProvider<RateLimitEngine> engine,
-			RateLimitProperties properties) {
+			RateLimitProperties properties, Environment environment) {
 		RateLimitEngine decides = engine.getIfAvailable();
 		return new RateLimitsEndpoint(catalog, rateLimiter,
 				runtimeChanges.getIfAvailable(() -> new RuntimeChanges(catalog, null)),
-				(decides != null) ? decides.heavyHitters() : null, properties.getHeavyHitters().isMaskClientIp());
+				(decides != null) ? decides.heavyHitters() : null, KeyDisplay.of(environment,
+						new PropertiesEndpointAccessResolver(environment), properties.getHeavyHitters().isMaskClientIp()));
 	}
 
 }

@@ -110,7 +110,7 @@ class RateLimitEngineConfiguration {
 	@ConditionalOnMissingBean(RateLimitHeadersWriter.class)
 	StandardRateLimitHeadersWriter rateLimitHeadersWriter(RateLimitProperties properties,
 			TimeSource rateLimitTimeSource) {
-		RateLimitProperties.Headers headers = properties.getHeaders();
+		HeadersProperties headers = properties.getHeaders();
 		return new StandardRateLimitHeadersWriter(EnumSet.copyOf(headers.getStyle()), headers.getResetFormat(),
 				rateLimitTimeSource, headers.isShowSharedQuotas());
 	}
@@ -118,7 +118,12 @@ class RateLimitEngineConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	ClientIpResolver clientIpResolver(RateLimitProperties properties) {
-		RateLimitProperties.ClientIp clientIp = properties.getClientIp();
+		return clientIpResolverOf(properties);
+	}
+
+	/** The client's address as {@code ratelimit.client-ip} says: also what keys a gateway's routes with limits off. */
+	static TrustedProxiesClientIpResolver clientIpResolverOf(RateLimitProperties properties) {
+		ClientIpProperties clientIp = properties.getClientIp();
 		return new TrustedProxiesClientIpResolver(clientIp.getTrustedProxies(), clientIp.getForwardedHeader(),
 				clientIp.getIpv4PrefixLength(), clientIp.getIpv6PrefixLength(), properties.getFailureLogInterval());
 	}
@@ -128,18 +133,20 @@ class RateLimitEngineConfiguration {
 	@ConditionalOnMissingBean
 	RateLimitTenants rateLimitTenants(TenantLimitsSource source, RateLimitProperties properties,
 			ResourceLoader resourceLoader) {
-		RateLimitProperties.Tenants tenants = properties.getTenants();
-		RateLimitProperties.Tenants.Cache settings = tenants.getCache();
+		TenantsProperties tenants = properties.getTenants();
+		TenantsProperties.Cache settings = tenants.getCache();
 		Cache cache = ClassUtils.isPresent(CAFFEINE, resourceLoader.getClassLoader())
-				? CaffeineTenantCache.create(settings.getMaximumSize(), settings.getTimeToLive())
-				: RateLimitTenants.boundedCache(settings.getMaximumSize(), settings.getTimeToLive());
-		return new RateLimitTenants(source, cache, tenants.getTimeout(), tenants.getThreads());
+				? CaffeineTenantCache.create(settings.getMaximumSize())
+				: RateLimitTenants.boundedCache(settings.getMaximumSize());
+		return new RateLimitTenants(source, cache, tenants.getTimeout(), settings.getTimeToLive(),
+				tenants.getThreads());
 	}
 
 	@Bean
 	@ConditionalOnMissingBean
-	RuntimeChanges rateLimitRuntimeChanges(PolicyCatalog catalog, RateLimitStore store) {
-		return new RuntimeChanges(catalog, store.sharedChanges());
+	RuntimeChanges rateLimitRuntimeChanges(PolicyCatalog catalog, RateLimitStore store, Environment environment) {
+		// Described in additional-spring-configuration-metadata.json: this module's Java is kept under 2,600 lines.
+		return new RuntimeChanges(catalog, store.sharedChanges(), environment.getProperty("ratelimit.changes.secret"));
 	}
 
 	/** With Spring Cloud's refresh, {@code ratelimit.policies} changes apply without a restart. */

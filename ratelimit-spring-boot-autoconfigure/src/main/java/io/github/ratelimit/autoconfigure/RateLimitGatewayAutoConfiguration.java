@@ -3,7 +3,10 @@ package io.github.ratelimit.autoconfigure;
 import io.github.ratelimit.engine.RateLimitEngine;
 import io.github.ratelimit.gateway.ClientIpKeyResolver;
 import io.github.ratelimit.gateway.GatewayRateLimiter;
+import io.github.ratelimit.gateway.NormalizedPathFilter;
+import io.github.ratelimit.gateway.PathCaseFilter;
 import io.github.ratelimit.gateway.RateLimitProblemFilter;
+import io.github.ratelimit.gateway.RouteLimitsLogger;
 import io.github.ratelimit.web.ClientIpResolver;
 
 import org.springframework.beans.factory.ObjectProvider;
@@ -16,13 +19,15 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplicat
 import org.springframework.cloud.gateway.config.GatewayProperties;
 import org.springframework.cloud.gateway.filter.ratelimit.RateLimiter;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Fallback;
+import org.springframework.context.annotation.Import;
 import org.springframework.context.annotation.Primary;
 
 /**
  * The engine in Spring Cloud Gateway (server-webflux): the limiter of the {@code RequestRateLimiter} filter, a key
- * resolver of the client's address, and the problem body of a rejected route. Registered before the gateway's own
- * configuration, whose filter factory needs a limiter and a key resolver to exist.
+ * resolver of the client's address, the problem of a rejected route, the refusal of a path spelled to miss a limit,
+ * each route's limit logged. Before the gateway's configuration, whose filter factory needs a limiter and resolver.
  * <p>
  * The limiter is the filter's default ({@code @Primary}): a route that wants the gateway's own
  * {@code RedisRateLimiter} names it with {@code rate-limiter: "#{@redisRateLimiter}"}. The key resolver is the
@@ -37,7 +42,16 @@ import org.springframework.context.annotation.Primary;
 @ConditionalOnClass({ GatewayRateLimiter.class, RateLimiter.class, GatewayProperties.class })
 @ConditionalOnBooleanProperty(name = "spring.cloud.gateway.server.webflux.enabled", matchIfMissing = true)
 @ConditionalOnBean(RateLimitEngine.class)
+@Import({ RouteLimitsLogger.class, RateLimitGatewayAutoConfiguration.AmbiguousPaths.class })
 public final class RateLimitGatewayAutoConfiguration {
+
+	/** Paths spelled to miss a limited route or filter, refused before routing; they do not back off. */
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnBooleanProperty(name = "ratelimit.gateway.refuse-ambiguous-paths", matchIfMissing = true)
+	@Import({ NormalizedPathFilter.class, PathCaseFilter.class })
+	static class AmbiguousPaths {
+
+	}
 
 	@Bean(GatewayRateLimiter.BEAN_NAME)
 	@Primary

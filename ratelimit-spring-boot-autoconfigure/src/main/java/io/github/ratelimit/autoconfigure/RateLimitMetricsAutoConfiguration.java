@@ -37,7 +37,8 @@ import org.springframework.core.annotation.Order;
  * {@code shadow_rejected} for whatever a policy in shadow mode would have rejected),
  * {@code ratelimit.near.limit} (admissions after which at least {@code ratelimit.metrics.near-limit-ratio} of the
  * capacity is in use, as Envoy's {@code near_limit}), {@code ratelimit.store.failures} tagged with {@code policy} and
- * {@code cause}, and the gauges {@code ratelimit.circuit.open} and {@code ratelimit.memory.keys}. Tags never carry
+ * {@code cause}, {@code ratelimit.charges.lost} tagged with {@code policy} (costs settled after the response that the
+ * store could not take), and the gauges {@code ratelimit.circuit.open} and {@code ratelimit.memory.keys}. Tags never carry
  * keys, which are unbounded. The {@code ratelimit.decision} observation is the interceptor's; its timer is recorded by
  * {@link RateLimitMeterObservationHandler} (a span, where tracing is on, by the tracing handlers).
  * <p>

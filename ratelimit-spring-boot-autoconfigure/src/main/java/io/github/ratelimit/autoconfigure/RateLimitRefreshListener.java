@@ -55,8 +55,8 @@ final class RateLimitRefreshListener implements ApplicationListener<EnvironmentC
 
 	/** By policy, the counting values configured. */
 	private static Map<String, Map<String, Object>> counting(Environment environment) {
-		Map<String, RateLimitProperties.Policy> policies = Binder.get(environment)
-			.bind(POLICIES, Bindable.mapOf(String.class, RateLimitProperties.Policy.class))
+		Map<String, PolicyProperties> policies = Binder.get(environment)
+			.bind(POLICIES, Bindable.mapOf(String.class, PolicyProperties.class))
 			.orElse(Map.of());
 		Map<String, Map<String, Object>> counting = new LinkedHashMap<>();
 		policies.forEach((name, policy) -> {

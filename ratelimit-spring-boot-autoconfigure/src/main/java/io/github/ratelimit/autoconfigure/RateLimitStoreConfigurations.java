@@ -83,7 +83,7 @@ final class RateLimitStoreConfigurations {
 			/** Build either client with the region and the endpoint of {@code ratelimit.dynamodb}. */
 			private static <B extends AwsClientBuilder<B, C>, C> C build(B builder, RateLimitProperties properties,
 					String failure) {
-				RateLimitProperties.DynamoDb dynamodb = properties.getDynamodb();
+				DynamoDbStoreProperties dynamodb = properties.getDynamodb();
 				if (dynamodb.getRegion() != null) {
 					builder.region(Region.of(dynamodb.getRegion()));
 				}
@@ -105,7 +105,7 @@ final class RateLimitStoreConfigurations {
 		DynamoDbRateLimitStore dynamoDbRateLimitStore(DynamoDbClient dynamoDbClient,
 				ObjectProvider<DynamoDbAsyncClient> dynamoDbAsyncClient, RateLimitProperties properties,
 				TimeSource rateLimitTimeSource, Environment environment) {
-			RateLimitProperties.DynamoDb dynamodb = properties.getDynamodb();
+			DynamoDbStoreProperties dynamodb = properties.getDynamodb();
 			DynamoDbAsyncClient asyncClient = dynamoDbAsyncClient.getIfUnique();
 			if (asyncClient == null && isReactive(environment)) {
 				logger.warn("The DynamoDB rate limit store decides on the calling thread, an event loop of this "
@@ -143,7 +143,7 @@ final class RateLimitStoreConfigurations {
 		@ConditionalOnMissingBean(RateLimitStore.class)
 		RedisRateLimitStore redisRateLimitStore(RedisConnectionFactory redisConnectionFactory,
 				RateLimitProperties properties) {
-			RateLimitProperties.Redis redis = properties.getRedis();
+			RedisStoreProperties redis = properties.getRedis();
 			return RedisRateLimitStore.builder(redisConnectionFactory)
 				.keyPrefix(redis.getKeyPrefix())
 				.timeout(redis.getTimeout())

@@ -3,7 +3,6 @@ package io.github.ratelimit.autoconfigure;
 import io.github.ratelimit.aop.RateLimitedAnnotationBeanPostProcessor;
 import io.github.ratelimit.engine.RateLimitEngine;
 import io.github.ratelimit.webflux.RateLimitExceptionHandler;
-import io.github.ratelimit.webflux.RateLimitStatusArgumentResolver;
 import io.github.ratelimit.webflux.RateLimitWebFilter;
 import io.github.ratelimit.webflux.ReactiveRateLimitInterceptor;
 
@@ -17,13 +16,11 @@ import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Role;
 import org.springframework.core.env.Environment;
 import org.springframework.web.reactive.DispatcherHandler;
-import org.springframework.web.reactive.config.WebFluxConfigurer;
-import org.springframework.web.reactive.result.method.annotation.ArgumentResolverConfigurer;
 
 /**
  * The engine on Spring WebFlux: the proxies of {@code @RateLimited} beans with their reactive interceptor, the filter
- * layer as a {@code WebFilter}, the 429 advice and the {@code RateLimitStatus} argument. Every decision is the
- * engine's non-blocking one.
+ * layer as a {@code WebFilter} and the 429 advice ({@link RateLimitStatusConfigurations} has the
+ * {@code RateLimitStatus} argument). Every decision is the engine's non-blocking one.
  */
 @Configuration(proxyBeanMethods = false)
 @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.REACTIVE)
@@ -53,19 +50,6 @@ class RateLimitWebFluxConfiguration {
 	@ConditionalOnMissingBean
 	RateLimitWebFilter rateLimitWebFilter(RateLimitEngine engine, RateLimitProperties properties) {
 		return new RateLimitWebFilter(engine, properties.getFilterOrder());
-	}
-
-	@Bean
-	@ConditionalOnMissingBean(name = "rateLimitStatusWebFluxConfigurer")
-	WebFluxConfigurer rateLimitStatusWebFluxConfigurer() {
-		return new WebFluxConfigurer() {
-
-			@Override
-			public void configureArgumentResolvers(ArgumentResolverConfigurer configurer) {
-				configurer.addCustomResolver(new RateLimitStatusArgumentResolver());
-			}
-
-		};
 	}
 
 	@Bean

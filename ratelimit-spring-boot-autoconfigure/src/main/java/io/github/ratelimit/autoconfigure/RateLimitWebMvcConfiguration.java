@@ -1,13 +1,10 @@
 package io.github.ratelimit.autoconfigure;
 
-import java.util.List;
-
 import io.github.ratelimit.aop.RateLimitInterceptor;
 import io.github.ratelimit.aop.RateLimitedAnnotationBeanPostProcessor;
 import io.github.ratelimit.engine.RateLimitEngine;
 import io.github.ratelimit.webmvc.RateLimitExceptionHandler;
 import io.github.ratelimit.webmvc.RateLimitFilter;
-import io.github.ratelimit.webmvc.RateLimitStatusArgumentResolver;
 import io.github.ratelimit.webmvc.ServletCurrentExchange;
 
 import org.springframework.beans.factory.ObjectProvider;
@@ -20,13 +17,11 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Role;
 import org.springframework.core.env.Environment;
-import org.springframework.web.method.support.HandlerMethodArgumentResolver;
 import org.springframework.web.servlet.DispatcherServlet;
-import org.springframework.web.servlet.config.annotation.WebMvcConfigurer;
 
 /**
- * The engine on Spring MVC: the proxies of {@code @RateLimited} beans with their interceptor, the filter layer, the
- * 429 advice and the {@code RateLimitStatus} argument.
+ * The engine on Spring MVC: the proxies of {@code @RateLimited} beans with their interceptor, the filter layer and the
+ * 429 advice ({@link RateLimitStatusConfigurations} has the {@code RateLimitStatus} argument).
  */
 @Configuration(proxyBeanMethods = false)
 @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
@@ -60,19 +55,6 @@ class RateLimitWebMvcConfiguration {
 		registration.setName("rateLimitFilter");
 		registration.setOrder(properties.getFilterOrder());
 		return registration;
-	}
-
-	@Bean
-	@ConditionalOnMissingBean(name = "rateLimitStatusWebMvcConfigurer")
-	WebMvcConfigurer rateLimitStatusWebMvcConfigurer() {
-		return new WebMvcConfigurer() {
-
-			@Override
-			public void addArgumentResolvers(List<HandlerMethodArgumentResolver> resolvers) {
-				resolvers.add(new RateLimitStatusArgumentResolver());
-			}
-
-		};
 	}
 
 	@Bean

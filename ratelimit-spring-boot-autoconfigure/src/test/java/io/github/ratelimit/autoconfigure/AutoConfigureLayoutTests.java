@@ -86,7 +86,7 @@ class AutoConfigureLayoutTests {
 	 * web stacks' modules, so that this module only declares beans from properties.
 	 */
 	@Test
-	void theAutoConfigurationStaysWithinItsSizeOf2500Lines() throws IOException {
+	void theAutoConfigurationStaysWithinItsSizeOf2600Lines() throws IOException {
 		long lines;
 		try (Stream<Path> files = Files.walk(Path.of("src/main/java"))) {
 			lines = files.filter((file) -> file.toString().endsWith(".java")).mapToLong((file) -> {
@@ -98,7 +98,7 @@ class AutoConfigureLayoutTests {
 				}
 			}).sum();
 		}
-		assertThat(lines).isPositive().isLessThanOrEqualTo(2_500);
+		assertThat(lines).isPositive().isLessThanOrEqualTo(2_600);
 	}
 
 	/** The method, or the configuration class declaring it, says {@code @ConditionalOnMissingBean}. */

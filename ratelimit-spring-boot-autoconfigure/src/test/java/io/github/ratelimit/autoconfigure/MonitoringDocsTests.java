@@ -27,9 +27,9 @@ class MonitoringDocsTests {
 
 	/** The starter's meters, as Prometheus names them: RateLimitMetrics, the gauges, the decision observation. */
 	private static final Set<String> METRICS = Set.of("ratelimit_decisions_total", "ratelimit_store_failures_total",
-			"ratelimit_near_limit_total", "ratelimit_shadow_rejections_total", "ratelimit_circuit_open",
-			"ratelimit_memory_keys", "ratelimit_decision_seconds_sum", "ratelimit_decision_seconds_count",
-			"ratelimit_decision_seconds_max");
+			"ratelimit_near_limit_total", "ratelimit_shadow_rejections_total", "ratelimit_charges_lost_total",
+			"ratelimit_circuit_open", "ratelimit_memory_keys", "ratelimit_decision_seconds_sum",
+			"ratelimit_decision_seconds_count", "ratelimit_decision_seconds_max");
 
 	/** The outcomes of ratelimit.decisions (RateLimitMetrics). */
 	private static final Set<String> OUTCOMES = Set.of("allowed", "rejected", "rejected_locally",

@@ -235,13 +235,15 @@ class RateLimitAutoConfigurationTests {
 			.run((context) -> assertThat(context.getBean(RateLimiter.class)).isSameAs(limiter));
 	}
 
+	/** What stays, limiting nothing (the limiter here), is RateLimitDisabledAutoConfigurationTests's. */
 	@Test
-	void doesNothingWhenDisabled() {
-		this.runner.withPropertyValues("ratelimit.enabled=false")
+	void limitsNothingWhenDisabled() {
+		this.runner.withConfiguration(AutoConfigurations.of(RateLimitDisabledAutoConfiguration.class))
+			.withPropertyValues("ratelimit.enabled=false")
 			.run((context) -> assertThat(context).doesNotHaveBean(RateLimitStore.class)
-				.doesNotHaveBean(RateLimiter.class)
 				.doesNotHaveBean(RateLimitInterceptor.class)
-				.doesNotHaveBean(PolicyCatalog.class));
+				.doesNotHaveBean(PolicyCatalog.class)
+				.hasSingleBean(RateLimiter.class));
 	}
 
 	@Test

@@ -135,6 +135,46 @@ class TenantLimitsIntegrationTests {
 	}
 
 	@Test
+	void aKnownTenantKeepsItsLimitsWhileItsSourceHangs() throws Exception {
+		CountDownLatch release = new CountDownLatch(1);
+		AtomicInteger calls = new AtomicInteger();
+		TenantLimitsSource hangsOnceKnown = (policy, tenant) -> {
+			if (calls.incrementAndGet() > 1) {
+				hangingUntil(release, null).limitsOf(policy, tenant);
+			}
+			return TenantLimits.ofLimit(3);
+		};
+		try {
+			WebTestSupport.webApplication().withUserConfiguration(Controllers.class)
+				.withBean(TenantLimitsSource.class, () -> hangsOnceKnown)
+				// Every answer is old at once: each request would refresh it, and is decided by the last answer.
+				.withPropertyValues("ratelimit.tenants.cache.time-to-live=1ms", "ratelimit.tenants.timeout=50ms",
+						"ratelimit.policies.reports.failure-mode=deny")
+				.run((context) -> {
+					MockMvc mvc = WebTestSupport.mockMvc(context);
+					mvc.perform(get("/tenants/acme/reports")).andExpect(status().isOk())
+						.andExpect(header().string("RateLimit-Limit", "3"));
+					// Older than the time to live whatever the machine's speed: the next request refreshes it.
+					Thread.sleep(20);
+					for (int i = 0; i < 2; i++) {
+						mvc.perform(get("/tenants/acme/reports")).andExpect(status().isOk())
+							.andExpect(header().string("RateLimit-Limit", "3"));
+					}
+					mvc.perform(get("/tenants/acme/reports")).andExpect(status().isTooManyRequests());
+					// The refresh runs on the tenants' pool: wait for it to reach the source before the pool closes.
+					long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+					while (calls.get() < 2 && System.nanoTime() < deadline) {
+						Thread.sleep(10);
+					}
+				});
+		}
+		finally {
+			release.countDown();
+		}
+		assertThat(calls.get()).as("the source hung, one refresh at a time").isGreaterThan(1);
+	}
+
+	@Test
 	void invalidLimitsFromTheSourceAreDecidedUnderThePolicysOwnInsteadOfFailingTheRequest() {
 		WebTestSupport.webApplication().withUserConfiguration(Controllers.class)
 			.withBean(TenantLimitsSource.class, () -> (policy, tenant) -> TenantLimits.ofLimit(0))

@@ -99,7 +99,10 @@ class BadInputIntegrationTests {
 		@SuppressWarnings("unchecked")
 		List<String> stored = (List<String>) redis.call("KEYS", this.prefix + ":*");
 		assertThat(stored).contains(this.prefix + ":{keyed}:versions");
-		return stored.stream().filter((key) -> !key.equals(this.prefix + ":{keyed}:versions")).toList();
+		// Besides the counters: the policy's versions, and each instance's marker of Redis keeping its data.
+		return stored.stream()
+			.filter((key) -> !key.equals(this.prefix + ":{keyed}:versions") && !key.startsWith(this.prefix + ":alive:"))
+			.toList();
 	}
 
 	@Test
@@ -158,23 +161,30 @@ class BadInputIntegrationTests {
 	}
 
 	@Test
-	void aCostExpressionThatThrowsIsAFailureThatThePolicysFailureModeAnswers() {
+	void aCostExpressionThatThrowsCountsTheCapacityUnlessThePolicyFailsClosed() {
 		application()
 			.withPropertyValues("ratelimit.policies.priced-allow.failure-mode=allow",
 					"ratelimit.policies.priced-deny.failure-mode=deny",
 					"ratelimit.policies.priced-local.failure-mode=local")
 			.run((context) -> {
 				MockMvc mvc = MockMvcBuilders.webAppContextSetup(context).build();
-				for (int i = 0; i < 5; i++) {
-					mvc.perform(get("/priced-allow")).andExpect(status().isOk());
+				for (String path : new String[] { "/priced-allow", "/priced-local" }) {
+					mvc.perform(get(path)).andExpect(status().isOk());
+					mvc.perform(get(path)).andExpect(status().isTooManyRequests());
 				}
 				mvc.perform(get("/priced-deny")).andExpect(status().isServiceUnavailable())
 					.andExpect(header().exists("Retry-After"));
-				mvc.perform(get("/priced-local")).andExpect(status().isOk());
-				mvc.perform(get("/priced-local")).andExpect(status().isOk());
-				// Counted at a cost of 1.
-				mvc.perform(get("/priced-local")).andExpect(status().isTooManyRequests());
 			});
+	}
+
+	@Test
+	void aClientThatMakesTheCostExpressionThrowPaysTheWholeCapacity() {
+		application().run((context) -> {
+			MockMvc mvc = MockMvcBuilders.webAppContextSetup(context).build();
+			// The items left out: #items.size() throws, under the default failure mode (allow).
+			mvc.perform(get("/items")).andExpect(status().isOk());
+			mvc.perform(get("/items").param("items", "a")).andExpect(status().isTooManyRequests());
+		});
 	}
 
 	@Test
@@ -260,6 +270,12 @@ class BadInputIntegrationTests {
 				cost = "T(io.github.ratelimit.integration.BadInputIntegrationTests).failingCost()")
 		@GetMapping("/priced-local")
 		String pricedLocal() {
+			return "ok";
+		}
+
+		@RateLimited(name = "items", limit = 5, window = "10000d", cost = "#items.size()")
+		@GetMapping("/items")
+		String items(@org.springframework.web.bind.annotation.RequestParam(required = false) List<String> items) {
 			return "ok";
 		}
 

@@ -13,11 +13,18 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import io.github.ratelimit.Algorithm;
+import io.github.ratelimit.TimeSource;
 import io.github.ratelimit.annotation.RateLimited;
+import io.github.ratelimit.conformance.MutableTimeSource;
 import io.github.ratelimit.engine.InvalidRateLimitPolicyException;
 import io.github.ratelimit.web.RateLimitStatus;
 import io.github.ratelimit.webflux.RateLimitWebFilter;
+import io.github.ratelimit.test.NoBlockingOnEventLoops;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
@@ -43,44 +50,10 @@ import static org.assertj.core.api.Assertions.assertThatException;
  * returning {@code Mono} and {@code Flux} are decided when their result is subscribed to, the filter layer is a
  * {@code WebFilter}, and a rejection is the same 429 problem with the same headers as on Spring MVC.
  */
+@ExtendWith(NoBlockingOnEventLoops.class)
 class WebFluxIntegrationTests {
 
 	private final HttpClient client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
-
-	@Test
-	void aMonoMethodAdmitsItsLimitThenAnswersTheProblemWithItsHeaders() throws Exception {
-		try (ConfigurableApplicationContext app = run()) {
-			assertThat(app.getBean(RateLimitWebFilter.class)).isNotNull();
-			String base = base(app);
-			for (int remaining = 2; remaining >= 0; remaining--) {
-				HttpResponse<String> admitted = get(base + "/users/alice/orders", "198.51.100.1");
-				assertThat(admitted.statusCode()).isEqualTo(200);
-				assertThat(admitted.body()).isEqualTo("orders of alice, 3 a minute");
-				assertThat(admitted.headers().firstValue("RateLimit-Remaining")).hasValue(Integer.toString(remaining));
-			}
-			HttpResponse<String> rejected = get(base + "/users/alice/orders", "198.51.100.1");
-			assertThat(rejected.statusCode()).isEqualTo(429);
-			assertThat(rejected.headers().firstValue("Content-Type")).hasValue("application/problem+json");
-			assertThat(rejected.headers().firstValue("Retry-After")).isPresent();
-			assertThat(rejected.headers().firstValue("RateLimit-Remaining")).hasValue("0");
-			assertThat(rejected.body()).contains("\"status\":429").contains("\"violated-policies\":[\"orders\"]");
-			assertThat(get(base + "/users/bob/orders", "198.51.100.1").statusCode()).as("another user's key")
-				.isEqualTo(200);
-		}
-	}
-
-	@Test
-	void aFluxMethodIsDecidedOncePerRequestAndRejectedBeforeItRuns() throws Exception {
-		try (ConfigurableApplicationContext app = run()) {
-			Counted counted = app.getBean(Counted.class);
-			String base = base(app);
-			assertThat(get(base + "/events", "198.51.100.2").body()).isEqualTo("onetwothree");
-			assertThat(get(base + "/events", "198.51.100.2").statusCode()).isEqualTo(429);
-			assertThat(counted.calls).as("the rejected request never ran the method").isEqualTo(1);
-			assertThat(get(base + "/events", "198.51.100.3").statusCode()).as("another client's address")
-				.isEqualTo(200);
-		}
-	}
 
 	@Test
 	void theFilterLayerRejectsBeforeDispatchAndConcurrentRequestsGetExactlyTheLimit() throws Exception {
@@ -105,31 +78,6 @@ class WebFluxIntegrationTests {
 	}
 
 	@Test
-	void aKeyExpressionSeesTheExchange() throws Exception {
-		try (ConfigurableApplicationContext app = run()) {
-			String base = base(app);
-			for (int i = 0; i < 2; i++) {
-				assertThat(get(base + "/reports?tenant=acme", "198.51.100." + (30 + i)).statusCode()).isEqualTo(200);
-			}
-			assertThat(get(base + "/reports?tenant=acme", "198.51.100.40").statusCode()).as("acme, from anywhere")
-				.isEqualTo(429);
-			assertThat(get(base + "/reports?tenant=globex", "198.51.100.40").statusCode()).isEqualTo(200);
-		}
-	}
-
-	@Test
-	void everySubscriptionOfARetriedResultIsDecidedAgain() throws Exception {
-		try (ConfigurableApplicationContext app = run()) {
-			String base = base(app);
-			HttpResponse<String> retried = get(base + "/flaky", "198.51.100.50");
-			assertThat(retried.statusCode()).isEqualTo(200);
-			assertThat(app.getBean(FlakyService.class).calls()).as("two failures, then the answer").isEqualTo(3);
-			assertThat(get(base + "/flaky", "198.51.100.50").statusCode())
-				.as("three subscriptions took the policy's three units").isEqualTo(429);
-		}
-	}
-
-	@Test
 	void aKeyByThePrincipalCountsTheUserSpringSecurityAuthenticated() throws Exception {
 		try (ConfigurableApplicationContext app = run("--spring.security.user.name=alice",
 				"--spring.security.user.password=secret")) {
@@ -145,37 +93,6 @@ class WebFluxIntegrationTests {
 	}
 
 	@Test
-	void aStreamedFluxThatSucceedsIsGivenBackWhenItCountsOnlyFailures() throws Exception {
-		try (ConfigurableApplicationContext app = run()) {
-			for (int i = 0; i < 5; i++) {
-				HttpResponse<String> response = get(base(app) + "/stream", "198.51.100.7");
-				assertThat(response.statusCode()).as("request %d", i + 1).isEqualTo(200);
-				assertThat(response.body()).isEqualTo("abc");
-			}
-		}
-	}
-
-	@Test
-	void theStatusArgumentSeesTheLimitsOfItsOwnRequest() throws Exception {
-		try (ConfigurableApplicationContext app = run()) {
-			assertThat(get(base(app) + "/status", "198.51.100.4").body()).isEqualTo("status: 4 left");
-		}
-	}
-
-	@Test
-	void aCostKnownOnceTheMonoCompletesSettlesItsReservation() throws Exception {
-		try (ConfigurableApplicationContext app = run()) {
-			int admitted = 0;
-			for (int i = 0; i < 8; i++) {
-				admitted += (get(base(app) + "/generate", "198.51.100.60").statusCode() == 200) ? 1 : 0;
-			}
-			// Each reserves 5 of 10 and costs 1, settled off the event loop once the response is complete: up to 6
-			// pass (a refund still on its way when the next request arrives lets fewer through), never only 2.
-			assertThat(admitted).isBetween(3, 6);
-		}
-	}
-
-	@Test
 	void aRateLimitedMethodReturningAPlainValueFailsTheStartUpNamingIt() {
 		assertThatException()
 			.isThrownBy(() -> SpringApplication.run(PlainApplication.class, "--server.port=0",
@@ -184,6 +101,131 @@ class WebFluxIntegrationTests {
 			.isInstanceOf(InvalidRateLimitPolicyException.class)
 			.withMessageContaining("PlainController#plain returns String")
 			.withMessageContaining("return Mono<String> instead");
+	}
+
+	/**
+	 * The tests that need no arguments of their own, on one application started once (each start costs seconds):
+	 * each uses policies, paths and client addresses that no other test uses, so none sees another's counts. A nested
+	 * class, run after the tests above: an application that closes disposes of Reactor Netty's global resources, the
+	 * event loops of any other application still running in the JVM.
+	 */
+	@Nested
+	class OnOneApplication {
+
+		private static ConfigurableApplicationContext shared;
+
+		@BeforeAll
+		static void startSharedApplication() {
+			shared = run();
+		}
+
+		/** Before NoBlockingOnEventLoops' own afterAll: what blocks while the application closes fails the class. */
+		@AfterAll
+		static void stopSharedApplication() {
+			if (shared != null) {
+				shared.close();
+			}
+		}
+
+		@Test
+		void aMonoMethodAdmitsItsLimitThenAnswersTheProblemWithItsHeaders() throws Exception {
+			ConfigurableApplicationContext app = shared;
+			assertThat(app.getBean(RateLimitWebFilter.class)).isNotNull();
+			String base = base(app);
+			for (int remaining = 2; remaining >= 0; remaining--) {
+				HttpResponse<String> admitted = get(base + "/users/alice/orders", "198.51.100.1");
+				assertThat(admitted.statusCode()).isEqualTo(200);
+				assertThat(admitted.body()).isEqualTo("orders of alice, 3 a minute");
+				assertThat(admitted.headers().firstValue("RateLimit-Remaining")).hasValue(Integer.toString(remaining));
+			}
+			HttpResponse<String> rejected = get(base + "/users/alice/orders", "198.51.100.1");
+			assertThat(rejected.statusCode()).isEqualTo(429);
+			assertThat(rejected.headers().firstValue("Content-Type")).hasValue("application/problem+json");
+			assertThat(rejected.headers().firstValue("Retry-After")).isPresent();
+			assertThat(rejected.headers().firstValue("RateLimit-Remaining")).hasValue("0");
+			assertThat(rejected.body()).contains("\"status\":429").contains("\"violated-policies\":[\"orders\"]");
+			assertThat(get(base + "/users/bob/orders", "198.51.100.1").statusCode()).as("another user's key")
+				.isEqualTo(200);
+		}
+
+		@Test
+		void aComposedAnnotationLimitsWithTheValuesItPassesThrough() throws Exception {
+			String base = base(shared);
+			for (int i = 0; i < 2; i++) {
+				HttpResponse<String> admitted = get(base + "/users/alice/invoices", "198.51.100.70");
+				assertThat(admitted.statusCode()).isEqualTo(200);
+				assertThat(admitted.headers().firstValue("RateLimit-Limit")).hasValue("2");
+			}
+			HttpResponse<String> rejected = get(base + "/users/alice/invoices", "198.51.100.71");
+			assertThat(rejected.statusCode()).as("alice, from anywhere").isEqualTo(429);
+			assertThat(rejected.body()).contains("\"violated-policies\":[\"invoices\"]");
+			assertThat(get(base + "/users/bob/invoices", "198.51.100.70").statusCode()).as("another user's key")
+				.isEqualTo(200);
+		}
+
+		@Test
+		void aFluxMethodIsDecidedOncePerRequestAndRejectedBeforeItRuns() throws Exception {
+			ConfigurableApplicationContext app = shared;
+			Counted counted = app.getBean(Counted.class);
+			String base = base(app);
+			assertThat(get(base + "/events", "198.51.100.2").body()).isEqualTo("onetwothree");
+			assertThat(get(base + "/events", "198.51.100.2").statusCode()).isEqualTo(429);
+			assertThat(counted.calls).as("the rejected request never ran the method").isEqualTo(1);
+			assertThat(get(base + "/events", "198.51.100.3").statusCode()).as("another client's address")
+				.isEqualTo(200);
+		}
+
+		@Test
+		void aKeyExpressionSeesTheExchange() throws Exception {
+			ConfigurableApplicationContext app = shared;
+			String base = base(app);
+			for (int i = 0; i < 2; i++) {
+				assertThat(get(base + "/reports?tenant=acme", "198.51.100." + (30 + i)).statusCode()).isEqualTo(200);
+			}
+			assertThat(get(base + "/reports?tenant=acme", "198.51.100.40").statusCode()).as("acme, from anywhere")
+				.isEqualTo(429);
+			assertThat(get(base + "/reports?tenant=globex", "198.51.100.40").statusCode()).isEqualTo(200);
+		}
+
+		@Test
+		void everySubscriptionOfARetriedResultIsDecidedAgain() throws Exception {
+			ConfigurableApplicationContext app = shared;
+			String base = base(app);
+			HttpResponse<String> retried = get(base + "/flaky", "198.51.100.50");
+			assertThat(retried.statusCode()).isEqualTo(200);
+			assertThat(app.getBean(FlakyService.class).calls()).as("two failures, then the answer").isEqualTo(3);
+			assertThat(get(base + "/flaky", "198.51.100.50").statusCode())
+				.as("three subscriptions took the policy's three units").isEqualTo(429);
+		}
+
+		@Test
+		void aStreamedFluxThatSucceedsIsGivenBackWhenItCountsOnlyFailures() throws Exception {
+			ConfigurableApplicationContext app = shared;
+			for (int i = 0; i < 5; i++) {
+				HttpResponse<String> response = get(base(app) + "/stream", "198.51.100.7");
+				assertThat(response.statusCode()).as("request %d", i + 1).isEqualTo(200);
+				assertThat(response.body()).isEqualTo("abc");
+			}
+		}
+
+		@Test
+		void theStatusArgumentSeesTheLimitsOfItsOwnRequest() throws Exception {
+			ConfigurableApplicationContext app = shared;
+			assertThat(get(base(app) + "/status", "198.51.100.4").body()).isEqualTo("status: 4 left");
+		}
+
+		@Test
+		void aCostKnownOnceTheMonoCompletesSettlesItsReservation() throws Exception {
+			ConfigurableApplicationContext app = shared;
+			int admitted = 0;
+			for (int i = 0; i < 8; i++) {
+				admitted += (get(base(app) + "/generate", "198.51.100.60").statusCode() == 200) ? 1 : 0;
+			}
+			// Each reserves 5 of 10 and costs 1, settled off the event loop once the response is complete: up to 6
+			// pass (a refund still on its way when the next request arrives lets fewer through), never only 2.
+			assertThat(admitted).isBetween(3, 6);
+		}
+
 	}
 
 	private static ConfigurableApplicationContext run(String... arguments) {
@@ -212,6 +254,15 @@ class WebFluxIntegrationTests {
 	@Import({ ReactiveController.class, Counted.class, FlakyService.class })
 	static class ReactiveApplication {
 
+		/**
+		 * Mid-minute and still: a request and the next never fall into two windows of a one-minute fixed window, as
+		 * two requests around a minute's turn on the system clock would.
+		 */
+		@Bean
+		TimeSource rateLimitTimeSource() {
+			return MutableTimeSource.at("2030-01-01T00:00:30Z");
+		}
+
 		/** Spring Security is on this module's test class path: everything is open, behind its web filter chain. */
 		@Bean
 		SecurityWebFilterChain openChain(ServerHttpSecurity http) {
@@ -236,7 +287,7 @@ class WebFluxIntegrationTests {
 		}
 
 		@GetMapping("/reports")
-		@RateLimited(name = "reports", limit = 2, window = "1m",
+		@RateLimited(name = "reports", limit = 2, window = "1h",
 				key = "#exchange.request.queryParams.getFirst('tenant')")
 		public Mono<String> reports() {
 			return Mono.just("reports");
@@ -245,6 +296,12 @@ class WebFluxIntegrationTests {
 		@GetMapping("/flaky")
 		public Mono<String> flaky() {
 			return this.flaky.call().retry(5);
+		}
+
+		@GetMapping("/users/{userId}/invoices")
+		@ApiLimit(name = "invoices", perMinute = 2)
+		public Mono<String> invoices(@PathVariable String userId) {
+			return Mono.just("invoices of " + userId);
 		}
 
 		@GetMapping("/users/{userId}/orders")
