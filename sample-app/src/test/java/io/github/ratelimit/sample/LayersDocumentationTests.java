@@ -13,7 +13,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * docs/layers.md shows the sample's configuration as it is: the {@code ratelimit} section of its application.yml,
- * whose every contract {@link LayersOverHttpTests} proves over HTTP.
+ * whose every contract {@link LayersOverHttpTests} and the samples-over-http module prove over HTTP.
  */
 class LayersDocumentationTests {
 

@@ -9,6 +9,8 @@ import java.util.function.LongSupplier;
 
 import io.github.ratelimit.test.RedisCluster;
 import io.github.ratelimit.test.RedisServer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.SpringApplication;
@@ -28,12 +30,35 @@ class LayersOnRedisTests {
 
 	private static final int REQUESTS = 50;
 
+	/**
+	 * One Redis and one Cluster for the class (a Cluster takes seconds to form): each application writes under a key
+	 * prefix of its own, and is closed before the next test counts the calls.
+	 */
+	private static RedisServer redis;
+
+	private static RedisCluster cluster;
+
+	@BeforeAll
+	static void startRedis() {
+		redis = RedisServer.start();
+		cluster = RedisCluster.start(3);
+	}
+
+	@AfterAll
+	static void stopRedis() {
+		if (redis != null) {
+			redis.close();
+		}
+		if (cluster != null) {
+			cluster.close();
+		}
+	}
+
 	private final HttpClient client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
 	@Test
 	void aSearchCostsOneScriptCallPerLayerOnAStandaloneRedis() throws Exception {
-		try (RedisServer redis = RedisServer.start();
-				ConfigurableApplicationContext app = start("--spring.data.redis.host=" + redis.host(),
+		try (ConfigurableApplicationContext app = start("--spring.data.redis.host=" + redis.host(),
 						"--spring.data.redis.port=" + redis.port())) {
 			double perRequest = scriptCallsPerSearch(app,
 					() -> redis.commandCalls("evalsha") + redis.commandCalls("eval") - redis.commandCalls("hset"));
@@ -44,8 +69,7 @@ class LayersOnRedisTests {
 
 	@Test
 	void aSearchCostsOneScriptCallPerSlotOnACluster() throws Exception {
-		try (RedisCluster cluster = RedisCluster.start(3);
-				ConfigurableApplicationContext app = start("--spring.data.redis.cluster.nodes=" + cluster.nodeAddresses())) {
+		try (ConfigurableApplicationContext app = start("--spring.data.redis.cluster.nodes=" + cluster.nodeAddresses())) {
 			double perRequest = scriptCallsPerSearch(app, () -> cluster.commandCalls("evalsha")
 					+ cluster.commandCalls("eval") - cluster.commandCalls("hset"));
 			System.out.printf("Redis script calls per /api/v1/search (3-master Cluster): %.2f%n", perRequest);
@@ -57,8 +81,7 @@ class LayersOnRedisTests {
 	@Test
 	void onAStandaloneRedisAClientHammeringPastAMethodLimitCostsOneCallAtTheEdgeAndNoneOnceTheEdgeRejects()
 			throws Exception {
-		try (RedisServer redis = RedisServer.start();
-				ConfigurableApplicationContext app = start(hammering("--spring.data.redis.host=" + redis.host(),
+		try (ConfigurableApplicationContext app = start(hammering("--spring.data.redis.host=" + redis.host(),
 						"--spring.data.redis.port=" + redis.port()))) {
 			assertHammeringCosts(app,
 					() -> redis.commandCalls("evalsha") + redis.commandCalls("eval") - redis.commandCalls("hset"), 1);
@@ -67,8 +90,7 @@ class LayersOnRedisTests {
 
 	@Test
 	void onAClusterAClientHammeringPastAMethodLimitCostsTheEdgesCallsAndNoneOnceTheEdgeRejects() throws Exception {
-		try (RedisCluster cluster = RedisCluster.start(3);
-				ConfigurableApplicationContext app = start(
+		try (ConfigurableApplicationContext app = start(
 						hammering("--spring.data.redis.cluster.nodes=" + cluster.nodeAddresses()))) {
 			// The edge layer is edge and the shared account quota, in two hash slots: two calls, sent together.
 			assertHammeringCosts(app, () -> cluster.commandCalls("evalsha") + cluster.commandCalls("eval")
@@ -117,8 +139,7 @@ class LayersOnRedisTests {
 
 	@Test
 	void onAStandaloneRedisOnlyFailedLoginsCountAndARejectedSearchTakesNothing() throws Exception {
-		try (RedisServer redis = RedisServer.start();
-				ConfigurableApplicationContext app = start("--spring.data.redis.host=" + redis.host(),
+		try (ConfigurableApplicationContext app = start("--spring.data.redis.host=" + redis.host(),
 						"--spring.data.redis.port=" + redis.port())) {
 			assertLayersHold(app);
 		}
@@ -126,8 +147,7 @@ class LayersOnRedisTests {
 
 	@Test
 	void onAClusterOnlyFailedLoginsCountAndARejectedSearchTakesNothing() throws Exception {
-		try (RedisCluster cluster = RedisCluster.start(3);
-				ConfigurableApplicationContext app = start("--spring.data.redis.cluster.nodes=" + cluster.nodeAddresses())) {
+		try (ConfigurableApplicationContext app = start("--spring.data.redis.cluster.nodes=" + cluster.nodeAddresses())) {
 			assertLayersHold(app);
 		}
 	}

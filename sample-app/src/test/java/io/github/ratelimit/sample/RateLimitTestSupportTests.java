@@ -20,7 +20,7 @@ import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.
 import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.status;
 
 /**
- * The README's example of the test support: every test starts with fresh counters, whatever ran before in the same
+ * The example of the test support in docs/testing.md: every test starts with fresh counters, whatever ran before in the same
  * context, and the clock moves by hand.
  */
 @SpringBootTest

@@ -32,7 +32,10 @@ class RateLimitsEndpointTests {
 
 	@Test
 	void readsListThePoliciesWithTheSourceOfEachValueAndAKeysStateWithoutTakingAUnit() throws Exception {
-		try (ConfigurableApplicationContext app = start("--management.endpoints.web.exposure.include=ratelimits")) {
+		// Reading a key by its value needs raw keys shown, and those access beyond reads.
+		try (ConfigurableApplicationContext app = start("--management.endpoints.web.exposure.include=ratelimits",
+				"--ratelimit.heavy-hitters.show-keys=true", "--management.endpoint.ratelimits.access=unrestricted",
+				"--ratelimit.heavy-hitters.mask-client-ip=false")) {
 			HttpResponse<String> all = send(app, "GET", "/actuator/ratelimits");
 			assertThat(all.statusCode()).isEqualTo(200);
 			assertThat(all.body()).contains("\"store\":\"InMemoryRateLimitStore")
@@ -70,7 +73,7 @@ class RateLimitsEndpointTests {
 	}
 
 	@Test
-	void aPolicysReadShowsWhoIsBeingLimitedWithAddressesMaskedWhenAsked() throws Exception {
+	void aPolicysReadShowsWhoIsBeingLimitedWithAddressesMaskedUnlessRawKeysAreGranted() throws Exception {
 		try (ConfigurableApplicationContext app = start("--management.endpoints.web.exposure.include=ratelimits",
 				"--ratelimit.filters.edge.enabled=false")) {
 			awayFromAMinutesEdge();
@@ -78,24 +81,57 @@ class RateLimitsEndpointTests {
 				send(app, "GET", "/api/v1/resources");
 			}
 			HttpResponse<String> resources = send(app, "GET", "/actuator/ratelimits/resources");
-			assertThat(resources.body()).contains("\"heaviest\":{\"rejected\":[{\"key\":\"127.0.0.1\",\"count\":3,");
-			assertThat(send(app, "GET", "/actuator/ratelimits").body()).as("not in the list of every policy")
+			assertThat(resources.body()).contains("\"heaviest\":{\"rejected\":[{\"key\":\"127.0.0.x\",\"count\":3,")
 				.doesNotContain("127.0.0.1");
+			assertThat(send(app, "GET", "/actuator/ratelimits/resources/127.0.0.x").body())
+				.as("read as shown").contains("\"key\":\"127.0.0.x\"").contains("\"remaining\":0");
 		}
 		try (ConfigurableApplicationContext app = start("--management.endpoints.web.exposure.include=ratelimits",
-				"--ratelimit.filters.edge.enabled=false", "--ratelimit.heavy-hitters.mask-client-ip=true")) {
+				"--ratelimit.filters.edge.enabled=false", "--ratelimit.heavy-hitters.show-keys=true",
+				"--management.endpoint.ratelimits.access=unrestricted", "--ratelimit.heavy-hitters.mask-client-ip=false")) {
 			awayFromAMinutesEdge();
 			for (int i = 0; i < 7; i++) {
 				send(app, "GET", "/api/v1/resources");
 			}
 			assertThat(send(app, "GET", "/actuator/ratelimits/resources").body())
-				.contains("{\"key\":\"127.0.0.x\",\"count\":2,").doesNotContain("127.0.0.1");
+				.contains("{\"key\":\"127.0.0.1\",\"count\":2,");
+			assertThat(send(app, "GET", "/actuator/ratelimits").body()).as("not in the list of every policy")
+				.doesNotContain("127.0.0.1");
+		}
+	}
+
+	@Test
+	void anApiKeyIsShownAndReadOnlyAsAKeyedFingerprintByDefault() throws Exception {
+		try (ConfigurableApplicationContext app = start("--management.endpoints.web.exposure.include=ratelimits",
+				"--ratelimit.filters.edge.enabled=false")) {
+			awayFromAMinutesEdge();
+			for (int i = 0; i < 12; i++) {
+				send(app, "GET", "/api/v1/quota", "pro-read"); // 10 on its plan, then rejected, always recorded
+			}
+			String policy = send(app, "GET", "/actuator/ratelimits/quota").body();
+			assertThat(policy).doesNotContain("pro-read").containsPattern("\"key\":\"hmac:[0-9a-f]{12}\"");
+			String fingerprint = policy.replaceAll("(?s).*\"key\":\"(hmac:[0-9a-f]{12})\".*", "$1");
+			HttpResponse<String> read = send(app, "GET", "/actuator/ratelimits/quota/" + fingerprint);
+			assertThat(read.statusCode()).isEqualTo(200);
+			assertThat(read.body()).contains("\"key\":\"" + fingerprint + "\"")
+				.contains("\"pro\":{\"limit\":10,\"remaining\":0")
+				.doesNotContain("pro-read");
+			assertThat(send(app, "GET", "/actuator/ratelimits/quota/pro-read").statusCode())
+				.as("no oracle of live keys").isEqualTo(400);
+		}
+		try (ConfigurableApplicationContext app = start("--management.endpoints.web.exposure.include=ratelimits",
+				"--ratelimit.filters.edge.enabled=false", "--ratelimit.heavy-hitters.show-keys=true")) {
+			awayFromAMinutesEdge();
+			send(app, "GET", "/api/v1/quota", "pro-read");
+			assertThat(send(app, "GET", "/actuator/ratelimits/quota/pro-read").statusCode())
+				.as("show-keys alone, with read-only access, shows no raw key").isEqualTo(400);
 		}
 	}
 
 	@Test
 	void readingKeysTheStoreDoesNotHoldInsertsNothingSoAFullStoreEvictsNoOne() throws Exception {
 		try (ConfigurableApplicationContext app = start("--management.endpoints.web.exposure.include=ratelimits",
+				"--ratelimit.heavy-hitters.show-keys=true", "--management.endpoint.ratelimits.access=unrestricted",
 				"--ratelimit.memory.max-keys-per-policy=3", "--ratelimit.filters.edge.enabled=false")) {
 			awayFromAMinutesEdge();
 			for (int user = 0; user < 3; user++) {
@@ -119,7 +155,8 @@ class RateLimitsEndpointTests {
 			awayFromAMinutesEdge();
 			send(readOnly, "GET", "/api/v1/users/blocked/orders");
 			assertThat(send(readOnly, "DELETE", "/actuator/ratelimits/orders/blocked").statusCode()).isBetween(400, 499);
-			assertThat(send(readOnly, "GET", "/actuator/ratelimits/orders/blocked").body()).contains("\"remaining\":9");
+			assertThat(send(readOnly, "GET", "/actuator/ratelimits/orders").body()).as("not blocked, so not reset")
+				.doesNotContain("\"reset\"");
 		}
 		try (ConfigurableApplicationContext granted = start("--management.endpoints.web.exposure.include=ratelimits",
 				"--management.endpoint.ratelimits.access=unrestricted")) {
@@ -223,7 +260,8 @@ class RateLimitsEndpointTests {
 	@Test
 	void aKeysStateIsReadUnderEveryPlanThatCountsItsClientsApart() throws Exception {
 		try (ConfigurableApplicationContext app = start("--management.endpoints.web.exposure.include=ratelimits",
-				"--ratelimit.filters.edge.enabled=false")) {
+				"--ratelimit.filters.edge.enabled=false", "--ratelimit.heavy-hitters.show-keys=true",
+				"--management.endpoint.ratelimits.access=unrestricted")) {
 			for (int i = 0; i < 4; i++) {
 				assertThat(send(app, "GET", "/api/v1/quota", "pro-read").statusCode()).isEqualTo(200);
 			}

@@ -67,13 +67,18 @@ class RuntimeChangesOverHttpTests {
 	}
 
 	@Test
-	void anInvalidChangeIsABadRequestNamingTheValueAndChangesNothing() throws Exception {
-		try (ConfigurableApplicationContext app = start("--management.endpoint.ratelimits.access=unrestricted")) {
+	void anInvalidOrOutOfBoundsChangeIsABadRequestNamingTheValueAndChangesNothing() throws Exception {
+		try (ConfigurableApplicationContext app = start("--management.endpoint.ratelimits.access=unrestricted",
+				"--spring.web.error.include-message=always")) {
 			HttpResponse<String> zero = send(app, "POST", "/actuator/ratelimits/orders", "{\"limit\": 0}");
 			assertThat(zero.statusCode()).isEqualTo(400);
-			assertThat(zero.body()).contains("limit");
+			assertThat(zero.body()).contains("'limit' 0 is out of bounds");
 			HttpResponse<String> window = send(app, "POST", "/actuator/ratelimits/orders", "{\"window\": \"soon\"}");
 			assertThat(window.statusCode()).isEqualTo(400);
+			HttpResponse<String> centuries = send(app, "POST", "/actuator/ratelimits/orders",
+					"{\"window\": \"PT9999999H\"}");
+			assertThat(centuries.statusCode()).isEqualTo(400);
+			assertThat(centuries.body()).contains("'window' PT9999999H is out of bounds");
 			assertThat(send(app, "POST", "/actuator/ratelimits/orders", "{}").statusCode()).isEqualTo(400);
 			HttpResponse<String> unknown = send(app, "POST", "/actuator/ratelimits/no-such-policy", "{\"limit\": 5}");
 			assertThat(unknown.statusCode()).isEqualTo(400);

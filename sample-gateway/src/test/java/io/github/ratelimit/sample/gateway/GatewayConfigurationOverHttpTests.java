@@ -8,8 +8,10 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
+import io.github.ratelimit.test.NoBlockingOnEventLoops;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 import org.springframework.boot.SpringApplication;
 import org.springframework.context.ConfigurableApplicationContext;
@@ -22,6 +24,7 @@ import static org.assertj.core.api.Assertions.assertThatException;
  * route's arguments, a route's invalid arguments at start-up, and a client that forges {@code X-Forwarded-For} to a
  * gateway that trusts no proxy.
  */
+@ExtendWith(NoBlockingOnEventLoops.class)
 class GatewayConfigurationOverHttpTests {
 
 	private final HttpClient client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();

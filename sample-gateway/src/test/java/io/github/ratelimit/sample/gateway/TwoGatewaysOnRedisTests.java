@@ -10,7 +10,9 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
 import io.github.ratelimit.test.RedisServer;
+import io.github.ratelimit.test.NoBlockingOnEventLoops;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 import org.springframework.boot.SpringApplication;
 import org.springframework.context.ConfigurableApplicationContext;
@@ -21,9 +23,10 @@ import static org.assertj.core.api.Assertions.assertThat;
  * Two instances of the gateway sample on one Redis (its {@code redis} profile), sent 60 concurrent requests for one
  * user, alternately: together they admit exactly the route's limit, and only those reach the API.
  */
+@ExtendWith(NoBlockingOnEventLoops.class)
 class TwoGatewaysOnRedisTests {
 
-	/** A connection per request (see the README's known issue with Reactor Netty 1.3.6's keep-alive). */
+	/** A connection per request (see docs/web-stacks.md on Reactor Netty 1.3.6's keep-alive). */
 	private HttpClient client() {
 		return HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 	}
