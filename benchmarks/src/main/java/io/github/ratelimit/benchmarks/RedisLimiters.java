@@ -98,7 +98,7 @@ final class RedisLimiters {
 			.keyPrefix("bench-" + UUID.randomUUID())
 			.timeout(Duration.ofSeconds(5))
 			.coalesce(coalesce)
-			.maxInFlight(Integer.getInteger("bench.maxInFlight", 4))
+			.maxInFlight(Integer.getInteger("bench.maxInFlight", RedisRateLimitStore.DEFAULT_MAX_IN_FLIGHT))
 			.build();
 		RateLimitPolicy policy = RateLimitPolicy.builder("bench").algorithm(algorithm).limit(limit).window(window)
 			.lease(lease).build();
