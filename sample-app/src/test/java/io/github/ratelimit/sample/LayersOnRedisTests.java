@@ -139,17 +139,31 @@ class LayersOnRedisTests {
 
 	@Test
 	void onAStandaloneRedisOnlyFailedLoginsCountAndARejectedSearchTakesNothing() throws Exception {
-		try (ConfigurableApplicationContext app = start("--spring.data.redis.host=" + redis.host(),
-						"--spring.data.redis.port=" + redis.port())) {
+		try (ConfigurableApplicationContext app = start(lasting("--spring.data.redis.host=" + redis.host(),
+						"--spring.data.redis.port=" + redis.port()))) {
 			assertLayersHold(app);
 		}
 	}
 
 	@Test
 	void onAClusterOnlyFailedLoginsCountAndARejectedSearchTakesNothing() throws Exception {
-		try (ConfigurableApplicationContext app = start("--spring.data.redis.cluster.nodes=" + cluster.nodeAddresses())) {
+		try (ConfigurableApplicationContext app = start(
+						lasting("--spring.data.redis.cluster.nodes=" + cluster.nodeAddresses()))) {
 			assertLayersHold(app);
 		}
+	}
+
+	/**
+	 * The sample's login and search limits, none of which can recover during a test: the login limit a sliding log
+	 * (its fixed windows of 15 minutes end every quarter of an hour, a window's end could fall between two logins),
+	 * and the search limit per address over an hour rather than 2 s.
+	 */
+	private static String[] lasting(String... redis) {
+		String[] arguments = new String[redis.length + 2];
+		System.arraycopy(redis, 0, arguments, 0, redis.length);
+		arguments[redis.length] = "--ratelimit.policies.login.algorithm=sliding-log";
+		arguments[redis.length + 1] = "--ratelimit.policies.search-per-ip.window=1h";
+		return arguments;
 	}
 
 	/** The sample's login and search contracts, on the store the application was started with. */
