@@ -30,11 +30,11 @@ public final class Admission {
 	/** Per acquisition, the store that holds its units, or {@code null} when nothing is held. */
 	private final @Nullable RateLimitStore[] heldBy;
 
-	private final RateLimiter limiter;
+	private final Adjustments adjustments;
 
-	Admission(RateLimiter limiter, List<Acquisition> acquisitions, @Nullable Decision[] decisions, long[] countedAt,
+	Admission(Adjustments adjustments, List<Acquisition> acquisitions, @Nullable Decision[] decisions, long[] countedAt,
 			@Nullable RateLimitStore[] heldBy) {
-		this.limiter = limiter;
+		this.adjustments = adjustments;
 		this.acquisitions = new ArrayList<>(acquisitions); // a settled cost replaces the reserved one
 		this.decisions = decisions;
 		this.countedAt = countedAt;
@@ -81,7 +81,7 @@ public final class Admission {
 	public void refund(int index) {
 		RateLimitStore store = release(index);
 		if (store != null) {
-			this.limiter.refund(store, List.of(this.acquisitions.get(index)), new long[] { this.countedAt[index] });
+			this.adjustments.refund(store, List.of(this.acquisitions.get(index)), new long[] { this.countedAt[index] });
 		}
 	}
 
@@ -95,7 +95,7 @@ public final class Admission {
 			refund(indexes[0]);
 			return;
 		}
-		heldByStore(indexes).forEach((store, held) -> this.limiter.refund(store, held.acquisitions, held.countedAt));
+		heldByStore(indexes).forEach((store, held) -> this.adjustments.refund(store, held.acquisitions, held.countedAt));
 	}
 
 	/**
@@ -110,7 +110,7 @@ public final class Admission {
 	public CompletionStage<Void> refundAsync(int... indexes) {
 		List<CompletableFuture<Void>> given = new ArrayList<>(1);
 		heldByStore(indexes).forEach((store, held) -> given
-			.add(this.limiter.refundAsync(store, held.acquisitions, held.countedAt).toCompletableFuture()));
+			.add(this.adjustments.refundAsync(store, held.acquisitions, held.countedAt).toCompletableFuture()));
 		return (given.size() == 1) ? given.get(0) : CompletableFuture.allOf(given.toArray(new CompletableFuture<?>[0]));
 	}
 
@@ -142,10 +142,10 @@ public final class Admission {
 		long difference = cost - reserved.cost();
 		Acquisition units = new Acquisition(reserved.policy(), reserved.key(), Math.abs(difference));
 		if (difference < 0) {
-			this.limiter.refund(store, List.of(units), new long[] { this.countedAt[index] });
+			this.adjustments.refund(store, List.of(units), new long[] { this.countedAt[index] });
 		}
 		else {
-			this.limiter.charge(store, units, this.countedAt[index]);
+			this.adjustments.charge(store, units, this.countedAt[index]);
 		}
 	}
 

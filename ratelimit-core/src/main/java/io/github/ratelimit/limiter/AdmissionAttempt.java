@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 
 import io.github.ratelimit.Decision;
@@ -13,7 +14,9 @@ import io.github.ratelimit.store.Acquisition;
 import io.github.ratelimit.store.OneByOne;
 import io.github.ratelimit.store.PartialStoreFailureException;
 import io.github.ratelimit.store.RateLimitStore;
+import io.github.ratelimit.store.RateLimitStoreException;
 import io.github.ratelimit.store.Reservation;
+import io.github.ratelimit.store.StoreKeys;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -25,7 +28,7 @@ import org.jspecify.annotations.Nullable;
  */
 final class AdmissionAttempt {
 
-	private final RateLimiter limiter;
+	private final LimiterParts parts;
 
 	private final RateLimitStore store;
 
@@ -61,11 +64,13 @@ final class AdmissionAttempt {
 
 	private @Nullable CompletionStage<Void> givingBack;
 
-	AdmissionAttempt(RateLimiter limiter, RateLimitStore store, List<Acquisition> acquisitions, long now, long resets,
-			boolean nonBlocking) {
-		this.limiter = limiter;
-		this.store = store;
-		this.acquisitions = acquisitions;
+	AdmissionAttempt(LimiterParts parts, List<Acquisition> acquisitions, long now, long resets, boolean nonBlocking) {
+		if (acquisitions.isEmpty()) {
+			throw new IllegalArgumentException("'acquisitions' must not be empty");
+		}
+		this.parts = parts;
+		this.store = parts.asked();
+		this.acquisitions = bounded(acquisitions);
 		this.size = acquisitions.size();
 		this.decisions = new Decision[this.size];
 		this.countedAt = new long[this.size];
@@ -86,23 +91,23 @@ final class AdmissionAttempt {
 		boolean neverFits = false;
 		for (int i = 0; i < this.size; i++) {
 			RateLimitPolicy policy = this.acquisitions.get(i).policy();
-			if (this.acquisitions.get(i).cost() > policy.capacity() && !this.limiter.isUnlimited()) {
-				this.decisions[i] = this.limiter.notify(policy, RateLimiter.neverFits(policy));
+			if (this.acquisitions.get(i).cost() > policy.capacity() && !this.parts.unlimited()) {
+				this.decisions[i] = this.parts.notify(policy, RateLimiter.neverFits(policy));
 				neverFits = true;
 			}
 		}
 		if (neverFits) {
 			return admission(); // no store admits it: not worth a call
 		}
-		LocalDenyCache denyCache = this.limiter.denyCache();
-		if (denyCache != null) {
+		Denials denials = this.parts.denials();
+		if (!denials.isOff()) {
 			boolean denied = false;
 			for (int i = 0; i < this.size; i++) {
 				Acquisition acquisition = this.acquisitions.get(i);
-				Decision cached = this.limiter.cachedDenial(denyCache, acquisition.policy(), acquisition.key(),
-						acquisition.cost(), this.now);
+				Decision cached = denials.cached(acquisition.policy(), acquisition.key(), acquisition.cost(),
+						this.now);
 				if (cached != null) {
-					this.decisions[i] = this.limiter.notify(acquisition.policy(), cached);
+					this.decisions[i] = this.parts.notify(acquisition.policy(), cached);
 					denied = true;
 				}
 			}
@@ -112,7 +117,7 @@ final class AdmissionAttempt {
 		}
 		// Each part of the store (a Cluster master, a group of DynamoDB keys) is asked, or not, on its own breaker.
 		for (int i = 0; i < this.size; i++) {
-			CircuitBreaker breaker = this.limiter.breakerOf(this.acquisitions.get(i));
+			CircuitBreaker breaker = this.parts.breakerOf(this.acquisitions.get(i));
 			this.breakerOf[i] = breaker;
 			int b = this.breakers.indexOf(breaker);
 			if (b < 0) {
@@ -142,14 +147,13 @@ final class AdmissionAttempt {
 	Admission afterStore(Reservation reservation) {
 		reportToBreakers(null, null);
 		boolean storeRejected = !reservation.allowed();
-		LocalDenyCache denyCache = this.limiter.denyCache();
+		Denials denials = this.parts.denials();
 		for (int j = 0; j < this.asked.size(); j++) {
 			int i = this.asked.get(j);
 			Acquisition acquisition = this.acquisitions.get(i);
 			Decision decision = reservation.decisions().get(j);
-			if (!decision.allowed() && denyCache != null && this.limiter.resets() == this.resets) {
-				denyCache.remember(acquisition.policy(), acquisition.key(), acquisition.cost(), decision, this.now);
-			}
+			denials.remember(acquisition.policy(), acquisition.key(), acquisition.cost(), decision, this.now,
+					this.resets);
 			this.decisions[i] = decision;
 			this.countedAt[i] = reservation.countedAt(j);
 			this.heldBy[i] = storeRejected ? null : this.store;
@@ -159,10 +163,10 @@ final class AdmissionAttempt {
 			for (int i = 0; i < this.size; i++) {
 				Acquisition acquisition = this.acquisitions.get(i);
 				if (this.failed[i]) {
-					this.limiter.logFailure(acquisition.policy(), this.now, null);
+					this.parts.failureModes().logFailure(acquisition.policy(), this.now, null);
 					this.decisions[i] = OneByOne.notDecided(acquisition);
 				}
-				this.decisions[i] = this.limiter.notify(acquisition.policy(), Objects.requireNonNull(this.decisions[i]));
+				this.decisions[i] = this.parts.notify(acquisition.policy(), Objects.requireNonNull(this.decisions[i]));
 			}
 			return admission();
 		}
@@ -227,7 +231,7 @@ final class AdmissionAttempt {
 	 * @param partFailed per acquisition, whether its part failed; {@code null} if none did
 	 */
 	private void reportToBreakers(boolean @Nullable [] partFailed, @Nullable RuntimeException failure) {
-		long failedAt = (failure != null) ? this.limiter.currentTimeMillis() : 0;
+		long failedAt = (failure != null) ? this.parts.clock().currentTimeMillis() : 0;
 		for (int b = 0; b < this.breakers.size(); b++) {
 			CircuitBreaker breaker = this.breakers.get(b);
 			boolean askedHere = false;
@@ -269,15 +273,15 @@ final class AdmissionAttempt {
 			if (policy.failureMode() == FailureMode.LOCAL) {
 				local.add(acquisition);
 				localIndexes.add(i);
-				this.limiter.logFailure(policy, this.now, failure);
+				this.parts.failureModes().logFailure(policy, this.now, failure);
 			}
 			else {
-				this.decisions[i] = this.limiter.onStoreFailure(policy, acquisition.key(), acquisition.cost(), this.now,
-						this.breakerOf[i], failure);
+				this.decisions[i] = this.parts.failureModes().onStoreFailure(policy, acquisition.key(),
+						acquisition.cost(), this.now, this.breakerOf[i], failure);
 				allowed &= this.decisions[i].allowed();
 			}
 		}
-		RateLimitStore fallbackStore = this.limiter.fallbackStore();
+		RateLimitStore fallbackStore = this.parts.failureModes().fallbackStore();
 		Reservation fallback = local.isEmpty() ? null : fallbackStore.tryAcquireAll(local);
 		if (fallback != null) {
 			allowed &= fallback.allowed();
@@ -293,7 +297,7 @@ final class AdmissionAttempt {
 		}
 		for (int i = 0; i < this.size; i++) {
 			if (!this.failed[i] || (fallback != null && localIndexes.contains(i))) {
-				this.decisions[i] = this.limiter.notify(this.acquisitions.get(i).policy(),
+				this.decisions[i] = this.parts.notify(this.acquisitions.get(i).policy(),
 						Objects.requireNonNull(this.decisions[i]));
 			}
 		}
@@ -326,7 +330,36 @@ final class AdmissionAttempt {
 	}
 
 	private Admission admission() {
-		return new Admission(this.limiter, this.acquisitions, this.decisions, this.countedAt, this.heldBy);
+		return new Admission(this.parts.adjustments(), this.acquisitions, this.decisions, this.countedAt, this.heldBy);
+	}
+
+	/** The admission once the store answered or failed, without waiting for it. */
+	Admission afterAnswer(@Nullable Reservation reservation, @Nullable Throwable failure) {
+		if (failure == null) {
+			return this.afterStore(Objects.requireNonNull(reservation));
+		}
+		Throwable cause = (failure instanceof CompletionException && failure.getCause() != null) ? failure.getCause()
+				: failure;
+		if (cause instanceof RuntimeException ex) {
+			return this.afterFailure(ex);
+		}
+		if (cause instanceof Error error) {
+			this.releasePermissions();
+			throw error;
+		}
+		// A checked exception through a stage: the store could not decide.
+		return this.afterFailure(new RateLimitStoreException("Rate limit store failed: " + cause, cause));
+	}
+
+	/** The acquisitions with their keys bounded as the store keeps them (see {@link StoreKeys#bounded}). */
+	private static List<Acquisition> bounded(List<Acquisition> acquisitions) {
+		List<Acquisition> bounded = new ArrayList<>(acquisitions.size());
+		for (Acquisition acquisition : acquisitions) {
+			String key = StoreKeys.bounded(acquisition.key());
+			bounded.add(key.equals(acquisition.key()) ? acquisition
+					: new Acquisition(acquisition.policy(), key, acquisition.cost()));
+		}
+		return bounded;
 	}
 
 }

@@ -1,13 +1,13 @@
 package io.github.ratelimit.limiter;
 
-import io.github.ratelimit.RateLimitPolicy;
-import io.github.ratelimit.Decision;
 import java.util.Iterator;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
+import io.github.ratelimit.Decision;
+import io.github.ratelimit.RateLimitPolicy;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -17,8 +17,9 @@ import org.jspecify.annotations.Nullable;
  * A denial learned from a request that started at {@code t} and was told to retry after {@code d} lasts until
  * {@code t + d}: since the store decided after {@code t}, its own retry time is no earlier, so this instance does not
  * reject longer than the store would, as long as the store keeps the key's state (a store that loses its data, such
- * as a Redis restarted without persistence, tells its reset listeners, which clear this cache). It never admits anything either: it only rejects, and only requests that cost
- * at least as much as the rejected one (a cheaper one might fit). Capacity only comes back with time, and other
+ * as a Redis restarted without persistence, tells its reset listeners, which clear this cache). It never admits
+ * anything either: it only rejects, and only requests that cost at least as much as the rejected one (a cheaper one
+ * might fit). Capacity only comes back with time, and other
  * instances only consume more, so the store would reject them too. If the clock runs backwards, a denial is dropped.
  */
 final class LocalDenyCache {

@@ -1,34 +1,23 @@
 package io.github.ratelimit.limiter;
 
-import io.github.ratelimit.internal.Checks;
-import io.github.ratelimit.TimeSource;
-import io.github.ratelimit.RateLimitPolicy;
-import io.github.ratelimit.RateLimitListener;
-import io.github.ratelimit.FailureMode;
-import io.github.ratelimit.Decision;
-import io.github.ratelimit.Algorithm;
 import java.lang.System.Logger;
-import java.lang.System.Logger.Level;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.EnumMap;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.stream.Collectors;
 
+import io.github.ratelimit.Decision;
+import io.github.ratelimit.FailureMode;
+import io.github.ratelimit.RateLimitListener;
+import io.github.ratelimit.RateLimitPolicy;
+import io.github.ratelimit.TimeSource;
+import io.github.ratelimit.internal.Checks;
 import io.github.ratelimit.memory.InMemoryRateLimitStore;
 import io.github.ratelimit.store.Acquisition;
-import io.github.ratelimit.store.OneByOne;
-import io.github.ratelimit.store.PartialStoreFailureException;
 import io.github.ratelimit.store.RateLimitStore;
 import io.github.ratelimit.store.RateLimitStoreException;
 import io.github.ratelimit.store.Reservation;
-import io.github.ratelimit.store.ResetListener;
 import io.github.ratelimit.store.StoreKeys;
 import org.jspecify.annotations.Nullable;
 
@@ -44,8 +33,8 @@ import org.jspecify.annotations.Nullable;
  * hot key's units a block at a time and admit from the block without a round trip (see
  * {@link Decision.Origin#LEASE}); a reset drops this instance's block of the key.
  * <li>When the store fails (any exception but {@link IllegalArgumentException}, typically a
- * {@link io.github.ratelimit.store.RateLimitStoreException}), the policy's {@link FailureMode} decides; a circuit breaker stops calling a store that
- * keeps failing and probes it again after a delay.
+ * {@link RateLimitStoreException}), the policy's {@link FailureMode} decides; a circuit breaker stops calling a
+ * store that keeps failing and probes it again after a delay.
  * </ul>
  * Thread-safe; one instance serves the whole application.
  *
@@ -67,38 +56,17 @@ public final class RateLimiter {
 
 	private static final Logger logger = System.getLogger(RateLimiter.class.getName());
 
-	private static final int MAX_PARTITIONS = 1024;
-
 	private final RateLimitStore store;
 
 	/** What decisions, refunds and resets go to: the store, behind this instance's leased blocks if it is shared. */
 	private final RateLimitStore asked;
 
-	private final @Nullable LocalDenyCache denyCache;
+	private final Denials denials;
 
 	/** Whether this is {@link #unlimited()}, which admits even a cost beyond the capacity. */
 	private final boolean unlimited;
 
-	/** The breaker of a partitioned store's default part. */
-	private final CircuitBreaker circuitBreaker;
-
-	/**
-	 * On a store of one part, a breaker per algorithm, each a script of its own on Redis: one that fails (a script
-	 * error, a slow key) does not send the policies of the others to their failure modes.
-	 */
-	private final EnumMap<Algorithm, CircuitBreaker> algorithmBreakers = new EnumMap<>(Algorithm.class);
-
-	/** Whether the store has parts (nodes) that fail on their own, each with a breaker of its own. */
-	private final boolean partitioned;
-
-	private final ConcurrentHashMap<String, CircuitBreaker> partitionBreakers = new ConcurrentHashMap<>();
-
-	/** How many resets and deny-cache clears there have been: a denial learned across one is not remembered. */
-	private final AtomicLong resets = new AtomicLong();
-
-	private final int failureThreshold;
-
-	private final long openMillis;
+	private final StoreBreakers breakers;
 
 	private final TimeSource clock;
 
@@ -106,9 +74,9 @@ public final class RateLimiter {
 
 	private final RateLimitStore fallbackStore;
 
-	private final ThrottledLogger failureLogger;
+	private final LimiterParts parts;
 
-	private final ThrottledLogger chargeLogger;
+	private final GuardedDecision guarded;
 
 	private RateLimiter(Builder builder) {
 		this.store = builder.store;
@@ -116,39 +84,20 @@ public final class RateLimiter {
 		this.clock = builder.clock;
 		this.listener = builder.listener;
 		boolean denyCache = (builder.denyCache != null) ? builder.denyCache : !builder.store.isLocal();
-		this.denyCache = denyCache ? new LocalDenyCache(builder.denyCacheMaxKeys) : null;
+		this.denials = new Denials(denyCache ? new LocalDenyCache(builder.denyCacheMaxKeys) : null, builder.store,
+				this.asked);
 		this.unlimited = builder.store == UnlimitedStore.INSTANCE;
-		this.failureThreshold = builder.failureThreshold;
-		this.openMillis = builder.openDuration.toMillis();
-		this.circuitBreaker = new CircuitBreaker(this.failureThreshold, this.openMillis, "");
-		for (Algorithm algorithm : Algorithm.values()) {
-			this.algorithmBreakers.put(algorithm, new CircuitBreaker(this.failureThreshold, this.openMillis, ""));
-		}
-		this.partitioned = builder.store.isPartitioned();
+		this.breakers = new StoreBreakers(builder.store, builder.failureThreshold, builder.openDuration.toMillis());
 		this.fallbackStore = (builder.fallbackStore != null) ? builder.fallbackStore
 				: InMemoryRateLimitStore.builder().clock(builder.clock).maxKeys(builder.fallbackMaxKeys).build();
-		this.failureLogger = new ThrottledLogger(logger, builder.failureLogInterval.toMillis());
-		this.chargeLogger = new ThrottledLogger(logger, builder.failureLogInterval.toMillis());
-		if (this.denyCache != null) {
-			builder.store.addResetListener(new ForgetResetDenials(this.denyCache, this.resets));
-		}
-	}
-
-	/** Forgets the denials of keys reset through any instance sharing the store. */
-	private record ForgetResetDenials(LocalDenyCache denyCache, AtomicLong resets) implements ResetListener {
-
-		@Override
-		public void onReset(String policy, String variant, String key) {
-			this.resets.incrementAndGet(); // decisions under way may have been made on the old state
-			this.denyCache.evict(policy, variant, key);
-		}
-
-		@Override
-		public void onClear() {
-			this.resets.incrementAndGet();
-			this.denyCache.clear();
-		}
-
+		ThrottledLogger failureLogger = new ThrottledLogger(logger, builder.failureLogInterval.toMillis());
+		FailureModes failureModes = new FailureModes(this.listener, this.clock, this.fallbackStore, failureLogger);
+		this.parts = new LimiterParts(this.asked, this.denials, this.breakers, failureModes,
+				new Adjustments(this.listener, this.clock, failureLogger,
+						new ThrottledLogger(logger, builder.failureLogInterval.toMillis())),
+				this.clock, this.listener, this.unlimited);
+		this.guarded = new GuardedDecision(this.asked, this.denials, this.breakers, failureModes, this.clock,
+				this.listener);
 	}
 
 	/**
@@ -207,20 +156,20 @@ public final class RateLimiter {
 			return notify(policy, neverFits(policy)); // no store admits it: not worth a call
 		}
 		key = StoreKeys.bounded(key);
-		@Nullable CircuitBreaker single = this.partitioned ? null : this.algorithmBreakers.get(policy.algorithm());
-		if (this.denyCache == null && single != null && !single.isOpen()) {
+		@Nullable CircuitBreaker single = this.breakers.single(policy);
+		if (this.denials.isOff() && single != null && !single.isOpen()) {
 			// The common path for a local store, kept small so that the JIT can inline it whole.
 			Decision decision;
 			try {
 				decision = this.asked.tryAcquire(policy, key, cost);
 			}
 			catch (RuntimeException ex) {
-				return onStoreException(policy, key, cost, single, CircuitBreaker.Permission.CALL, ex);
+				return this.guarded.onStoreException(policy, key, cost, single, CircuitBreaker.Permission.CALL, ex);
 			}
 			single.onSuccess();
 			return notify(policy, decision);
 		}
-		return tryAcquireGuarded(policy, key, cost);
+		return this.guarded.tryAcquire(policy, key, cost);
 	}
 
 	/**
@@ -281,7 +230,7 @@ public final class RateLimiter {
 			attempt.releasePermissions();
 			throw error;
 		}
-		return answer.handle((reservation, failure) -> settle(attempt, reservation, failure))
+		return answer.handle(attempt::afterAnswer)
 			.thenCompose(attempt::givenBack);
 	}
 
@@ -301,29 +250,8 @@ public final class RateLimiter {
 	}
 
 	private AdmissionAttempt attempt(List<Acquisition> acquisitions, boolean nonBlocking) {
-		if (acquisitions.isEmpty()) {
-			throw new IllegalArgumentException("'acquisitions' must not be empty");
-		}
-		return new AdmissionAttempt(this, this.asked, bounded(acquisitions), this.clock.currentTimeMillis(),
-				this.resets.get(), nonBlocking);
-	}
-
-	private static Admission settle(AdmissionAttempt attempt, @Nullable Reservation reservation,
-			@Nullable Throwable failure) {
-		if (failure == null) {
-			return attempt.afterStore(Objects.requireNonNull(reservation));
-		}
-		Throwable cause = (failure instanceof CompletionException && failure.getCause() != null) ? failure.getCause()
-				: failure;
-		if (cause instanceof RuntimeException ex) {
-			return attempt.afterFailure(ex);
-		}
-		if (cause instanceof Error error) {
-			attempt.releasePermissions();
-			throw error;
-		}
-		// A checked exception through a stage: the store could not decide.
-		return attempt.afterFailure(new RateLimitStoreException("Rate limit store failed: " + cause, cause));
+		return new AdmissionAttempt(this.parts, acquisitions, this.clock.currentTimeMillis(), this.denials.resets(),
+				nonBlocking);
 	}
 
 	/**
@@ -332,92 +260,6 @@ public final class RateLimiter {
 	 */
 	static Decision neverFits(RateLimitPolicy policy) {
 		return new Decision(false, policy.capacity(), policy.capacity(), 0, Decision.NEVER, Decision.Origin.DENY_CACHE);
-	}
-
-	private static List<Acquisition> bounded(List<Acquisition> acquisitions) {
-		List<Acquisition> bounded = new ArrayList<>(acquisitions.size());
-		for (Acquisition acquisition : acquisitions) {
-			String key = StoreKeys.bounded(acquisition.key());
-			bounded.add(key.equals(acquisition.key()) ? acquisition
-					: new Acquisition(acquisition.policy(), key, acquisition.cost()));
-		}
-		return bounded;
-	}
-
-	/** Give back what admitted acquisitions hold, in one call; a store that cannot be reached keeps it. */
-	void refund(RateLimitStore holder, List<Acquisition> acquisitions, long[] countedAt) {
-		try {
-			if (acquisitions.size() == 1) {
-				holder.refund(acquisitions.get(0), countedAt[0]);
-			}
-			else {
-				holder.refundAll(acquisitions, countedAt);
-			}
-		}
-		catch (RuntimeException ex) {
-			logRefundFailure(acquisitions, ex);
-		}
-	}
-
-	/**
-	 * Take the extra units of an admission whose cost turned out higher. A failed charge is tried once more (a charge
-	 * that landed although its answer was lost is then taken twice: too much rather than nothing); one that fails
-	 * again leaves the key with what it reserved, and is told to the listener and logged at WARN.
-	 */
-	void charge(RateLimitStore holder, Acquisition extra, long countedAt) {
-		RuntimeException failure;
-		try {
-			holder.charge(extra, countedAt);
-			return;
-		}
-		catch (UnsupportedOperationException ex) {
-			failure = ex;
-		}
-		catch (RuntimeException ex) {
-			try {
-				holder.charge(extra, countedAt);
-				return;
-			}
-			catch (RuntimeException again) {
-				failure = again;
-			}
-		}
-		this.listener.onChargeLost(extra.policy(), extra.cost(), failure);
-		String message = failure.getMessage();
-		this.chargeLogger.log(Level.WARNING, this.clock.currentTimeMillis(),
-				(skipped) -> "Rate limit store could not charge " + extra.cost() + " units of policy '"
-						+ extra.policy().name() + "' settled after the response (" + message
-						+ "); the client is counted for its reservation only"
-						+ ((skipped > 0) ? " (" + skipped + " more lost charges since the last message)" : ""),
-				null);
-	}
-
-	/** Give back what admitted acquisitions hold, in one call, without waiting for it; never completes exceptionally. */
-	CompletionStage<Void> refundAsync(RateLimitStore holder, List<Acquisition> acquisitions, long[] countedAt) {
-		CompletionStage<Void> given;
-		try {
-			given = holder.refundAllAsync(acquisitions, countedAt);
-		}
-		catch (RuntimeException ex) {
-			given = CompletableFuture.failedFuture(ex);
-		}
-		return given.handle((ignored, failure) -> {
-			if (failure != null) {
-				logRefundFailure(acquisitions,
-						(failure instanceof CompletionException && failure.getCause() != null) ? failure.getCause()
-								: failure);
-			}
-			return null;
-		});
-	}
-
-	private void logRefundFailure(List<Acquisition> acquisitions, Throwable failure) {
-		long now = this.clock.currentTimeMillis();
-		String policies = acquisitions.stream().map((acquisition) -> "'" + acquisition.policy().name() + "'")
-			.distinct().collect(Collectors.joining(", "));
-		this.failureLogger.log(Level.WARNING, now, (skipped) -> "Rate limit store could not give back units of "
-				+ "policy " + policies + " (" + failure.getMessage() + "); the client stays counted"
-				+ ((skipped > 0) ? " (" + skipped + " more failures since the last message)" : ""), null);
 	}
 
 	/**
@@ -444,15 +286,13 @@ public final class RateLimiter {
 	public void reset(RateLimitPolicy policy, String key) {
 		key = StoreKeys.bounded(key);
 		// Decisions under way may have been made on the old state: none learned before this point is remembered.
-		this.resets.incrementAndGet();
+		this.denials.resetting();
 		try {
 			this.fallbackStore.reset(policy, key);
 			this.asked.reset(policy, key);
 		}
 		finally {
-			if (this.denyCache != null) {
-				this.denyCache.evict(policy, key);
-			}
+			this.denials.forget(policy, key);
 		}
 	}
 
@@ -464,15 +304,13 @@ public final class RateLimiter {
 	 * @throws UnsupportedOperationException if the store cannot forget all its counters
 	 */
 	public void clear() {
-		this.resets.incrementAndGet();
+		this.denials.resetting();
 		try {
 			this.fallbackStore.clear();
 			this.asked.clear();
 		}
 		finally {
-			if (this.denyCache != null) {
-				this.denyCache.clear();
-			}
+			this.denials.forgetAll();
 		}
 	}
 
@@ -482,122 +320,8 @@ public final class RateLimiter {
 	 * away until their cached denials end.
 	 */
 	public void clearDenyCache() {
-		this.resets.incrementAndGet();
-		if (this.denyCache != null) {
-			this.denyCache.clear();
-		}
-	}
-
-	private Decision tryAcquireGuarded(RateLimitPolicy policy, String key, long cost) {
-		long now = this.clock.currentTimeMillis();
-		long resets = this.resets.get();
-		if (this.denyCache != null) {
-			Decision denied = cachedDenial(this.denyCache, policy, key, cost, now);
-			if (denied != null) {
-				return notify(policy, denied);
-			}
-		}
-		CircuitBreaker breaker = breakerOf(policy, key);
-		CircuitBreaker.Permission permission = breaker.tryCall(now);
-		if (permission == CircuitBreaker.Permission.SKIP) {
-			return onStoreFailure(policy, key, cost, now, breaker, null);
-		}
-		Decision decision;
-		boolean reported = false;
-		try {
-			decision = this.asked.tryAcquire(policy, key, cost);
-			breaker.onSuccess();
-			reported = true;
-		}
-		catch (RuntimeException ex) {
-			if (!(ex instanceof IllegalArgumentException)) {
-				reported = true;
-			}
-			return onStoreException(policy, key, cost, breaker, permission, ex);
-		}
-		finally {
-			if (!reported) {
-				breaker.release(permission); // a probe must not stay taken by an error or a bug
-			}
-		}
-		if (this.denyCache != null && !decision.allowed() && this.resets.get() == resets) {
-			this.denyCache.remember(policy, key, cost, decision, now);
-		}
-		return notify(policy, decision);
-	}
-
-	private Decision onStoreException(RateLimitPolicy policy, String key, long cost, CircuitBreaker breaker,
-			CircuitBreaker.Permission permission, RuntimeException ex) {
-		if (ex instanceof IllegalArgumentException) {
-			throw ex; // a programming error, not an outage
-		}
-		long now = this.clock.currentTimeMillis();
-		breaker.onFailure(now, permission, ex);
-		return onStoreFailure(policy, key, cost, now, breaker, ex);
-	}
-
-	/**
-	 * Return the circuit breaker of one part of a partitioned store, created on first use.
-	 */
-	private CircuitBreaker breaker(String partition) {
-		if (partition.isEmpty()) {
-			return this.circuitBreaker;
-		}
-		CircuitBreaker breaker = this.partitionBreakers.get(partition);
-		if (breaker != null) {
-			return breaker;
-		}
-		if (this.partitionBreakers.size() >= MAX_PARTITIONS) {
-			// Partitions are nodes; so many means ids that churn (failovers): forget the old ones.
-			this.partitionBreakers.clear();
-		}
-		return this.partitionBreakers.computeIfAbsent(partition,
-				(name) -> new CircuitBreaker(this.failureThreshold, this.openMillis, name));
-	}
-
-	/** Return the circuit breaker of the part of the store that decides for an acquisition. */
-	CircuitBreaker breakerOf(Acquisition acquisition) {
-		return breakerOf(acquisition.policy(), acquisition.key());
-	}
-
-	/** The breaker of the store's part holding the key, or, on a store of one part, of the policy's algorithm. */
-	private CircuitBreaker breakerOf(RateLimitPolicy policy, String key) {
-		return this.partitioned ? breaker(this.store.partitionOf(policy, key))
-				: Objects.requireNonNull(this.algorithmBreakers.get(policy.algorithm()));
-	}
-
-	/**
-	 * Return the cached denial of a request, unless this instance holds leased units of the key that it can admit
-	 * from: a denial learned while another request of this instance was taking a block must not shadow the block.
-	 */
-	@Nullable Decision cachedDenial(LocalDenyCache denyCache, RateLimitPolicy policy, String key, long cost, long now) {
-		Decision denied = denyCache.check(policy, key, cost, now);
-		if (denied != null && LeasingStore.leases(policy) && this.asked instanceof LeasingStore leasing
-				&& leasing.holds(policy, key, cost)) {
-			return null;
-		}
-		return denied;
-	}
-
-	@Nullable LocalDenyCache denyCache() {
-		return this.denyCache;
-	}
-
-	boolean isUnlimited() {
-		return this.unlimited;
-	}
-
-	/** Return how many resets and clears this limiter has seen: a denial decided across one is not cached. */
-	long resets() {
-		return this.resets.get();
-	}
-
-	long currentTimeMillis() {
-		return this.clock.currentTimeMillis();
-	}
-
-	RateLimitStore fallbackStore() {
-		return this.fallbackStore;
+		this.denials.resetting();
+		this.denials.forgetAll();
 	}
 
 	/**
@@ -623,20 +347,7 @@ public final class RateLimiter {
 	 * @return whether a circuit is open
 	 */
 	public boolean isCircuitOpen() {
-		if (this.circuitBreaker.isOpen()) {
-			return true;
-		}
-		for (CircuitBreaker breaker : this.algorithmBreakers.values()) {
-			if (breaker.isOpen()) {
-				return true;
-			}
-		}
-		for (CircuitBreaker breaker : this.partitionBreakers.values()) {
-			if (breaker.isOpen()) {
-				return true;
-			}
-		}
-		return false;
+		return this.breakers.anyOpen();
 	}
 
 	/**
@@ -646,43 +357,10 @@ public final class RateLimiter {
 	 * @return whether that circuit is open
 	 */
 	public boolean isCircuitOpen(RateLimitPolicy policy, String key) {
-		String bounded = StoreKeys.bounded(key);
-		return breakerOf(policy, bounded).isOpen();
+		return this.breakers.of(policy, StoreKeys.bounded(key)).isOpen();
 	}
 
-	Decision onStoreFailure(RateLimitPolicy policy, String key, long cost, long now, CircuitBreaker breaker,
-			@Nullable RuntimeException failure) {
-		logFailure(policy, now, failure);
-		FailureMode mode = policy.failureMode();
-		Decision decision = switch (mode) {
-			case ALLOW -> new Decision(true, policy.capacity(), policy.capacity(), 0, 0, Decision.Origin.FAIL_OPEN);
-			case DENY -> {
-				long retry = breaker.millisUntilRetry(this.clock.currentTimeMillis());
-				yield new Decision(false, policy.capacity(), 0, retry, retry, Decision.Origin.FAIL_CLOSED);
-			}
-			case LOCAL -> this.fallbackStore.tryAcquire(policy, key, cost).withOrigin(Decision.Origin.LOCAL_FALLBACK);
-		};
-		return notify(policy, decision);
-	}
-
-	void logFailure(RateLimitPolicy policy, long now, @Nullable RuntimeException failure) {
-		this.listener.onStoreFailure(policy, failure);
-		FailureMode mode = policy.failureMode();
-		String cause = (failure != null) ? failure.getMessage() : "circuit open after repeated failures";
-		this.failureLogger.log(Level.WARNING, now, (skipped) -> "Rate limit store could not decide for policy '"
-				+ policy.name() + "' (" + cause + "); failure mode " + mode + ": " + describe(mode)
-				+ ((skipped > 0) ? " (" + skipped + " more failures since the last message)" : ""), null);
-	}
-
-	private static String describe(FailureMode mode) {
-		return switch (mode) {
-			case ALLOW -> "requests pass uncounted";
-			case DENY -> "requests are rejected with 503";
-			case LOCAL -> "requests are limited by this instance alone";
-		};
-	}
-
-	Decision notify(RateLimitPolicy policy, Decision decision) {
+	private Decision notify(RateLimitPolicy policy, Decision decision) {
 		this.listener.onDecision(policy, decision);
 		return decision;
 	}

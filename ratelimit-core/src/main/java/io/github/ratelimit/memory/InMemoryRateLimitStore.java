@@ -2,7 +2,6 @@ package io.github.ratelimit.memory;
 
 import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
@@ -12,7 +11,6 @@ import io.github.ratelimit.RateLimitPolicy;
 import io.github.ratelimit.TimeSource;
 import io.github.ratelimit.store.Acquisition;
 import io.github.ratelimit.store.OneByOne;
-import io.github.ratelimit.store.PolicyNames;
 import io.github.ratelimit.store.RateLimitStore;
 import io.github.ratelimit.store.Reservation;
 import org.jspecify.annotations.Nullable;
@@ -107,24 +105,13 @@ public final class InMemoryRateLimitStore implements RateLimitStore {
 
 	private final int maxKeysPerPolicy;
 
-	/**
-	 * Every table, by the place its state is kept in ({@link #stateOf}): a change of a policy's limit or burst keeps
-	 * its table, and so its counts.
-	 */
-	private final ConcurrentHashMap<String, PolicyTable> tables = new ConcurrentHashMap<>();
-
-	/** The same tables by the configurations that decide on them: the lookup of every decision. */
-	private final ConcurrentHashMap<RateLimitPolicy, PolicyTable> byConfiguration = new ConcurrentHashMap<>();
-
-	private final PolicyNames names = new PolicyNames();
-
 	/** New keys so far, to look for tables to drop now and then rather than scan on every new key. */
 	private final AtomicLong newKeys = new AtomicLong();
 
-	/** Keys held across policies, plus slots reserved by insertions in flight; never above {@code maxKeys}. */
-	private final AtomicLong held = new AtomicLong();
+	private final PolicyTables tables;
 
-	private final AtomicLong evictions = new AtomicLong();
+	/** The same tables by the configurations that decide on them (see {@link PolicyTables}): read by every decision. */
+	private final ConcurrentHashMap<RateLimitPolicy, PolicyTable> byConfiguration;
 
 	private final AtomicLong lastEvictionWarningAt = new AtomicLong(Long.MIN_VALUE);
 
@@ -132,6 +119,8 @@ public final class InMemoryRateLimitStore implements RateLimitStore {
 		this.clock = clock;
 		this.maxKeys = maxKeys;
 		this.maxKeysPerPolicy = (int) Math.min(Math.min(maxKeysPerPolicy, maxKeys), MAX_KEYS_PER_TABLE);
+		this.tables = new PolicyTables(maxKeys, this.maxKeysPerPolicy);
+		this.byConfiguration = this.tables.byConfiguration;
 	}
 
 	/**
@@ -209,10 +198,10 @@ public final class InMemoryRateLimitStore implements RateLimitStore {
 
 	private Decision acquireNewKey(RateLimitPolicy policy, String key, long cost, long now) {
 		if ((this.newKeys.incrementAndGet() & (SWEEP_EVERY_NEW_KEYS - 1)) == 0) {
-			dropIdleTables(now);
+			this.tables.dropIdle(now);
 		}
-		PolicyTable table = table(policy);
-		long evictionsBefore = this.evictions.get();
+		PolicyTable table = this.tables.table(policy);
+		long evictionsBefore = this.tables.evictions.get();
 		try {
 			while (true) {
 				KeyState state = table.states.get(key);
@@ -223,135 +212,23 @@ public final class InMemoryRateLimitStore implements RateLimitStore {
 					}
 					continue; // dropped meanwhile: look again
 				}
-				reserve(table, now);
+				this.tables.reserve(table, now);
 				Decision decision = table.acquireNew(policy, key, cost, now);
 				if (decision == PolicyTable.RETIRED) {
-					this.held.decrementAndGet(); // dropped meanwhile, being empty: take the policy's new table
+					this.tables.held.decrementAndGet(); // dropped meanwhile, being empty: take the policy's new table
 					this.byConfiguration.remove(policy, table);
-					table = table(policy);
+					table = this.tables.table(policy);
 					continue;
 				}
 				if (decision != null) {
 					return decision;
 				}
-				this.held.decrementAndGet(); // inserted by another thread meanwhile: decide on its state
+				this.tables.held.decrementAndGet(); // inserted by another thread meanwhile: decide on its state
 			}
 		}
 		finally {
-			if (this.evictions.get() != evictionsBefore) {
+			if (this.tables.evictions.get() != evictionsBefore) {
 				warnOfEvictions(policy, now);
-			}
-		}
-	}
-
-	/**
-	 * The table of a configuration: its own, or that of the configuration it changes (another limit or burst of the
-	 * same name, variant, window and algorithm), which then counts under it, its counts carried over.
-	 */
-	private PolicyTable table(RateLimitPolicy policy) {
-		PolicyTable table = this.byConfiguration.get(policy);
-		if (table != null) {
-			return table;
-		}
-		List<RateLimitPolicy> replaced = new ArrayList<>(1);
-		table = this.tables.compute(stateOf(policy), (state, current) -> {
-			// Checked under the map's lock on the state, so that a table being forgotten cannot be checked between.
-			this.names.check(policy);
-			RateLimitPolicy previous = (current != null) ? current.adopt(policy) : null;
-			if (previous != null) {
-				replaced.add(previous);
-				return current;
-			}
-			return new PolicyTable(policy, this.maxKeysPerPolicy, this.held, this.evictions);
-		});
-		// The configuration it replaces decides no more: a decision still in flight with it finds the table again.
-		for (RateLimitPolicy previous : replaced) {
-			if (!previous.equals(policy)) {
-				this.byConfiguration.remove(previous, table);
-			}
-		}
-		PolicyTable known = this.byConfiguration.putIfAbsent(policy, table);
-		return (known != null) ? known : table;
-	}
-
-	/** The table a configuration's state is in, if any, without creating one. */
-	private @Nullable PolicyTable existingTable(RateLimitPolicy policy) {
-		PolicyTable table = this.byConfiguration.get(policy);
-		return (table != null) ? table : this.tables.get(stateOf(policy));
-	}
-
-	/** Where a configuration's state is kept: its name, variant, window and algorithm (the buckets are one meter). */
-	private static String stateOf(RateLimitPolicy policy) {
-		return policy.name() + '\0' + policy.variant() + '\0' + policy.windowMillis() + '\0'
-				+ (policy.algorithm().isBucket() ? "bucket" : policy.algorithm().name());
-	}
-
-	/** Drop the tables of policies that hold no key and remember nothing that still counts. */
-	private void dropIdleTables(long now) {
-		for (PolicyTable table : this.tables.values()) {
-			if (table.retireIfIdle(now)) {
-				// Forgotten under the map's lock on the state, so that a new table for it cannot be checked between.
-				this.tables.computeIfPresent(stateOf(table.policy), (state, current) -> {
-					if (current != table) {
-						return current;
-					}
-					this.names.forget(table.policy);
-					return null;
-				});
-				this.byConfiguration.remove(table.policy, table);
-			}
-		}
-	}
-
-	/**
-	 * Return the bytes of the arrays remembering evicted keys, across policies: what the store holds besides its
-	 * keys' states.
-	 * @return the bytes
-	 */
-	long evictedKeysBytes() {
-		long bytes = 0;
-		for (PolicyTable table : this.tables.values()) {
-			bytes += table.evictedKeysBytes();
-		}
-		return bytes;
-	}
-
-	/**
-	 * Return how many policies the store holds a table for: those with keys held or remembered.
-	 * @return the number of policies
-	 */
-	int policies() {
-		return this.tables.size();
-	}
-
-	/**
-	 * Reserve a slot for a new key of {@code table} in the count of keys held, making room if the total is reached:
-	 * in {@code table} itself if it is at its own bound (it must evict anyway), else in the table holding the most
-	 * keys.
-	 */
-	private void reserve(PolicyTable table, long now) {
-		while (true) {
-			long held = this.held.get();
-			if (held < this.maxKeys) {
-				if (this.held.compareAndSet(held, held + 1)) {
-					return;
-				}
-				continue;
-			}
-			PolicyTable victim = table;
-			int size = table.size();
-			if (!table.isFull()) {
-				for (PolicyTable candidate : this.tables.values()) {
-					int candidateSize = candidate.size();
-					if (candidateSize > size) {
-						victim = candidate;
-						size = candidateSize;
-					}
-				}
-			}
-			// Declines if it shrank since: another thread made room meanwhile, and the choice is stale.
-			if (!victim.evictOne(now, size)) {
-				Thread.yield(); // or every slot is reserved by an insertion in flight: let one finish
 			}
 		}
 	}
@@ -364,7 +241,7 @@ public final class InMemoryRateLimitStore implements RateLimitStore {
 	@Override
 	public Decision peek(RateLimitPolicy policy, String key) {
 		long now = this.clock.currentTimeMillis();
-		PolicyTable table = existingTable(policy);
+		PolicyTable table = this.tables.existing(policy);
 		if (table != null) {
 			return table.peek(policy, key, now);
 		}
@@ -373,7 +250,7 @@ public final class InMemoryRateLimitStore implements RateLimitStore {
 
 	@Override
 	public void refund(Acquisition acquisition, long countedAtMillis) {
-		PolicyTable table = existingTable(acquisition.policy());
+		PolicyTable table = this.tables.existing(acquisition.policy());
 		KeyState state = (table != null) ? table.states.get(acquisition.key()) : null;
 		if (state == null) {
 			return; // evicted or reset: nothing it holds was taken by this acquisition
@@ -391,7 +268,7 @@ public final class InMemoryRateLimitStore implements RateLimitStore {
 
 	@Override
 	public void charge(Acquisition acquisition, long countedAtMillis) {
-		PolicyTable table = existingTable(acquisition.policy());
+		PolicyTable table = this.tables.existing(acquisition.policy());
 		KeyState state = (table != null) ? table.states.get(acquisition.key()) : null;
 		if (state == null) {
 			return; // evicted or reset since it was admitted: nothing of it is held to add to
@@ -419,7 +296,7 @@ public final class InMemoryRateLimitStore implements RateLimitStore {
 	 */
 	@Override
 	public void reset(RateLimitPolicy policy, String key) {
-		PolicyTable table = existingTable(policy);
+		PolicyTable table = this.tables.existing(policy);
 		if (table != null) {
 			table.reset(key);
 		}
@@ -435,7 +312,7 @@ public final class InMemoryRateLimitStore implements RateLimitStore {
 	 * @return the number of keys, at most {@code maxKeys}
 	 */
 	public long size() {
-		return this.held.get();
+		return this.tables.held.get();
 	}
 
 	/**
@@ -444,7 +321,7 @@ public final class InMemoryRateLimitStore implements RateLimitStore {
 	 * @return the number of keys, at most {@code maxKeysPerPolicy}
 	 */
 	public long size(RateLimitPolicy policy) {
-		PolicyTable table = existingTable(policy);
+		PolicyTable table = this.tables.existing(policy);
 		return (table != null) ? table.size() : 0;
 	}
 
@@ -454,7 +331,7 @@ public final class InMemoryRateLimitStore implements RateLimitStore {
 	 * @return the number of keys evicted
 	 */
 	public long evictions() {
-		return this.evictions.get();
+		return this.tables.evictions.get();
 	}
 
 	/**
@@ -466,11 +343,21 @@ public final class InMemoryRateLimitStore implements RateLimitStore {
 	public int purgeExpired() {
 		long now = this.clock.currentTimeMillis();
 		int dropped = 0;
-		for (PolicyTable table : this.tables.values()) {
+		for (PolicyTable table : this.tables.all()) {
 			dropped += table.purgeExpired(now);
 		}
-		dropIdleTables(now);
+		this.tables.dropIdle(now);
 		return dropped;
+	}
+
+	/** The bytes of the arrays remembering evicted keys, across policies (see {@link PolicyTables#evictedKeysBytes}). */
+	long evictedKeysBytes() {
+		return this.tables.evictedKeysBytes();
+	}
+
+	/** How many policies the store holds a table for: those with keys held or remembered. */
+	int policies() {
+		return this.tables.size();
 	}
 
 	/**
@@ -478,7 +365,7 @@ public final class InMemoryRateLimitStore implements RateLimitStore {
 	 */
 	@Override
 	public void clear() {
-		this.tables.values().forEach(PolicyTable::clear);
+		this.tables.all().forEach(PolicyTable::clear);
 	}
 
 	private void warnOfEvictions(RateLimitPolicy policy, long now) {
@@ -489,8 +376,9 @@ public final class InMemoryRateLimitStore implements RateLimitStore {
 			logger.log(Level.WARNING, () -> "In-memory rate limit store is full (" + this.maxKeys + " keys, "
 					+ this.maxKeysPerPolicy + " per policy): evicting live keys, the least used first, which "
 					+ "resume where they were if they come back; under a large flood, new clients may find up to "
-					+ "their whole quota counted, for two windows or refills at most. Raise the bounds (ratelimit.memory.*) or use the Redis store. "
-					+ "(Policy '" + policy.name() + "'; evictions so far: " + this.evictions.get()
+					+ "their whole quota counted, for two windows or refills at most. Raise the bounds "
+					+ "(ratelimit.memory.*) or use the Redis store. (Policy '" + policy.name() + "'; evictions so far: "
+					+ this.tables.evictions.get()
 					+ "; logged at most once a minute.)");
 		}
 	}
