@@ -70,8 +70,10 @@ public final class RateLimitWebFilter implements WebFilter, Ordered {
 	@Override
 	public Mono<Void> filter(ServerWebExchange exchange, WebFilterChain chain) {
 		ExchangeRateLimitRequest request = ExchangeRateLimitRequest.of(exchange);
-		this.engine.settledByStack(request);
-		exchange.getResponse().beforeCommit(() -> settle(request, exchange.getResponse()));
+		if (this.engine.catalog().settlesAfterResponse()) {
+			this.engine.settlement().settledByStack(request);
+			exchange.getResponse().beforeCommit(() -> settle(request, exchange.getResponse()));
+		}
 		Mono<Void> proceed = chain.filter(exchange).contextWrite((context) -> context.put(CONTEXT_KEY, request));
 		if (!this.engine.catalog().hasFilters()) {
 			return proceed;
@@ -132,9 +134,9 @@ public final class RateLimitWebFilter implements WebFilter, Ordered {
 
 	/** Every layer's policies that count by outcome, from the status the client gets, without waiting for them. */
 	private Mono<Void> settle(ExchangeRateLimitRequest request, ServerHttpResponse response) {
-		if (this.engine.hasPendingSettlement(request)) {
+		if (this.engine.settlement().hasPendingSettlement(request)) {
 			HttpStatusCode status = response.getStatusCode();
-			this.engine.settleRequestAsync(request, (status != null) ? status.value() : 200);
+			this.engine.settlement().settleRequestAsync(request, (status != null) ? status.value() : 200);
 		}
 		return Mono.empty();
 	}

@@ -151,7 +151,7 @@ public final class ReactiveRateLimitInterceptor implements MethodInterceptor {
 	 */
 	private Flux<Object> settledWhenEnded(Flux<Object> produced, RateLimitOutcome outcome,
 			@Nullable RateLimitRequest request, Method method, boolean singleValued) {
-		boolean settlesCosts = this.engine.settlesCosts(outcome);
+		boolean settlesCosts = this.engine.settlement().settlesCosts(outcome);
 		if (!settlesCosts && request != null) {
 			return produced;
 		}
@@ -175,7 +175,7 @@ public final class ReactiveRateLimitInterceptor implements MethodInterceptor {
 	 */
 	private void settleCosts(RateLimitOutcome outcome, @Nullable RateLimitRequest request, @Nullable Object value,
 			boolean completed) {
-		Runnable settle = () -> this.engine.settleCosts(outcome, request, value, completed);
+		Runnable settle = () -> this.engine.settlement().settleCosts(outcome, request, value, completed);
 		try {
 			Schedulers.boundedElastic().schedule(settle);
 		}
@@ -187,7 +187,7 @@ public final class ReactiveRateLimitInterceptor implements MethodInterceptor {
 	/** Without waiting for the store: this may run on an event loop, or on the store client's I/O thread. */
 	private void settle(RateLimitOutcome outcome, @Nullable RateLimitRequest request, Method method,
 			@Nullable Throwable failure) {
-		this.engine.settleAsync(outcome, request, method, null, failure);
+		this.engine.settlement().settleAsync(outcome, request, method, null, failure);
 	}
 
 	/**

@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 
+import io.github.ratelimit.engine.PolicyCatalog;
 import io.github.ratelimit.engine.RateLimitEngine;
 import io.github.ratelimit.engine.RateLimitOutcome;
 import jakarta.servlet.AsyncEvent;
@@ -65,9 +66,15 @@ public final class RateLimitFilter extends OncePerRequestFilter {
 	@Override
 	protected void doFilterInternal(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
 			throws ServletException, IOException {
+		PolicyCatalog catalog = this.engine.catalog();
+		boolean hasFilters = catalog.hasFilters();
+		if (!hasFilters && !catalog.settlesAfterResponse()) {
+			chain.doFilter(request, response); // nothing to decide here, nor to settle at the end
+			return;
+		}
 		ServletRateLimitRequest limited = ServletRateLimitRequest.of(request, response);
-		this.engine.settledByStack(limited);
-		if (this.engine.catalog().hasFilters()) {
+		this.engine.settlement().settledByStack(limited);
+		if (hasFilters) {
 			RateLimitOutcome outcome = this.engine.decideFilters(limited, paths(request));
 			limited.setResponseHeaders(outcome.headers());
 			ErrorResponseException rejection = outcome.rejection();
@@ -106,7 +113,7 @@ public final class RateLimitFilter extends OncePerRequestFilter {
 	 */
 	private void settle(ServletRateLimitRequest limited, HttpServletRequest request, HttpServletResponse response,
 			boolean failed) {
-		if (!this.engine.hasPendingSettlement(limited)) {
+		if (!this.engine.settlement().hasPendingSettlement(limited)) {
 			return;
 		}
 		if (!failed && request.isAsyncStarted()) {
@@ -114,7 +121,7 @@ public final class RateLimitFilter extends OncePerRequestFilter {
 
 				@Override
 				public void onComplete(AsyncEvent event) {
-					RateLimitFilter.this.engine.settleRequest(limited, response.getStatus());
+					RateLimitFilter.this.engine.settlement().settleRequest(limited, response.getStatus());
 				}
 
 				@Override
@@ -132,7 +139,7 @@ public final class RateLimitFilter extends OncePerRequestFilter {
 			});
 			return;
 		}
-		this.engine.settleRequest(limited, failed ? 500 : response.getStatus());
+		this.engine.settlement().settleRequest(limited, failed ? 500 : response.getStatus());
 	}
 
 	/**

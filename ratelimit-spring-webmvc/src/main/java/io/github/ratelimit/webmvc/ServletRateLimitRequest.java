@@ -27,6 +27,9 @@ import org.springframework.web.servlet.mvc.method.annotation.StreamingResponseBo
  */
 public final class ServletRateLimitRequest implements RateLimitRequest, RateLimitExchange {
 
+	/** The request attribute holding the request's adapter. */
+	private static final String ATTRIBUTE = ServletRateLimitRequest.class.getName();
+
 	private final HttpServletRequest request;
 
 	private final @Nullable HttpServletResponse response;
@@ -37,13 +40,20 @@ public final class ServletRateLimitRequest implements RateLimitRequest, RateLimi
 	}
 
 	/**
-	 * Return the adapter of a request: a view, its state in the request's attributes.
+	 * Return the adapter of a request: a view, its state in the request's attributes. Built once per request and
+	 * response: the filter's adapter is the one the method layer finds, unless a filter in between wrapped either.
 	 * @param request the request
 	 * @param response its response, or {@code null} if unknown
 	 * @return the adapter
 	 */
 	public static ServletRateLimitRequest of(HttpServletRequest request, @Nullable HttpServletResponse response) {
-		return new ServletRateLimitRequest(request, response);
+		if (request.getAttribute(ATTRIBUTE) instanceof ServletRateLimitRequest known && known.request == request
+				&& known.response == response) {
+			return known;
+		}
+		ServletRateLimitRequest adapter = new ServletRateLimitRequest(request, response);
+		request.setAttribute(ATTRIBUTE, adapter);
+		return adapter;
 	}
 
 	@Override

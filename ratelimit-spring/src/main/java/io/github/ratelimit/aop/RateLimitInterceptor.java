@@ -74,10 +74,10 @@ public final class RateLimitInterceptor implements MethodInterceptor {
 		finally {
 			if (failure == null && exchange != null && exchange.completesLater(result)) {
 				// What it costs is reported while the response is served, and what it counts is known after.
-				this.engine.settleWhenRequestCompletes(outcome, request, invocation.getMethod(), result);
+				this.engine.settlement().settleWhenRequestCompletes(outcome, request, invocation.getMethod(), result);
 			}
 			else {
-				this.engine.settle(outcome, request, invocation.getMethod(), result, failure);
+				this.engine.settlement().settle(outcome, request, invocation.getMethod(), result, failure);
 			}
 		}
 	}

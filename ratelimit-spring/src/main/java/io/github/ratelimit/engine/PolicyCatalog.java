@@ -1,24 +1,17 @@
 package io.github.ratelimit.engine;
 
 import java.lang.reflect.Method;
-import java.util.ArrayList;
 import java.util.Collections;
-import java.util.Comparator;
 import java.util.LinkedHashMap;
-import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
 
 import io.github.ratelimit.FailureMode;
 import io.github.ratelimit.RateLimitPolicy;
 import io.github.ratelimit.annotation.RateLimited;
-import org.apache.commons.logging.Log;
-import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.beans.factory.BeanFactory;
@@ -26,15 +19,8 @@ import org.springframework.beans.factory.BeanFactoryAware;
 import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.context.expression.BeanFactoryResolver;
-import org.springframework.core.DefaultParameterNameDiscoverer;
-import org.springframework.core.MethodClassKey;
-import org.springframework.core.MethodIntrospector;
 import org.springframework.expression.BeanResolver;
-import org.springframework.util.ClassUtils;
-import org.springframework.util.StringUtils;
 import org.springframework.web.util.pattern.PathPattern;
-import org.springframework.web.util.pattern.PathPatternParser;
-import org.springframework.web.util.pattern.PatternParseException;
 
 /**
  * Every policy of the application, built and checked at start-up: the filters' ({@code ratelimit.filters.*}) with
@@ -47,12 +33,7 @@ import org.springframework.web.util.pattern.PatternParseException;
  */
 public final class PolicyCatalog implements SmartInitializingSingleton, BeanFactoryAware {
 
-	private static final Log logger = LogFactory.getLog(PolicyCatalog.class);
-
 	static final String POLICIES = "ratelimit.policies";
-
-	private static final Set<String> HTTP_METHODS = Set.of("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS",
-			"TRACE");
 
 	/** {@code ratelimit.policies.<name>}, by name. */
 	private final Map<String, PolicyValues> configured;
@@ -72,27 +53,9 @@ public final class PolicyCatalog implements SmartInitializingSingleton, BeanFact
 
 	private final @Nullable RateLimitedClasses rateLimitedClasses;
 
-	private final DefaultParameterNameDiscoverer parameterNames = new DefaultParameterNameDiscoverer();
+	private final PolicyDeclarations declarations = new PolicyDeclarations();
 
-	/** The policies of each scanned method, by the method and the class it is invoked on. */
-	private final ConcurrentHashMap<MethodClassKey, MethodLimits> byMethod = new ConcurrentHashMap<>();
-
-	/**
-	 * The same, by the {@link Method} instances proxies invoke (an interface's, a superclass's): found once from the
-	 * method of the class, then in one lookup.
-	 */
-	private final ConcurrentHashMap<Method, MethodLimits> byInvokedMethod = new ConcurrentHashMap<>();
-
-	/** Policies by name, with the first declaration of each; guarded by itself. */
-	private final Map<String, Declaration> declared = new LinkedHashMap<>();
-
-	/** Every spec of each name (one per declaration), what a change at run time applies to; guarded by declared. */
-	private final Map<String, List<PolicySpec>> instances = new LinkedHashMap<>();
-
-	/** The changes made at run time, by policy name; guarded by declared. */
-	private final Map<String, List<PolicyValues>> changes = new LinkedHashMap<>();
-
-	private final Set<Class<?>> scanned = ConcurrentHashMap.newKeySet();
+	private final MethodPolicies methods;
 
 	private BeanResolver beanResolver = (context, beanName) -> {
 		throw new IllegalStateException("No bean factory to resolve @" + beanName);
@@ -118,7 +81,8 @@ public final class PolicyCatalog implements SmartInitializingSingleton, BeanFact
 		this.storeCheck = builder.storeCheck;
 		this.parser = new PolicyParser(builder.defaultFailureMode, builder.storeCheck, builder.sharedKeyCheck,
 				this.plans);
-		this.filters = filterRules(builder.filters);
+		this.methods = new MethodPolicies(this.parser, this.configured, this.declarations);
+		this.filters = FilterRules.build(builder.filters, this.configured, this::declareConfigured);
 	}
 
 	/**
@@ -178,7 +142,7 @@ public final class PolicyCatalog implements SmartInitializingSingleton, BeanFact
 		PolicySpec spec = this.parser.parse(name, where, property,
 				List.of(this.configured.getOrDefault(name, PolicyValues.NONE), values), new String[0],
 				new Class<?>[0]);
-		declare(name, where, spec, true);
+		this.declarations.declare(name, where, spec, true);
 		return spec;
 	}
 
@@ -196,49 +160,30 @@ public final class PolicyCatalog implements SmartInitializingSingleton, BeanFact
 	 * @throws InvalidRateLimitPolicyException if anything is invalid
 	 */
 	public void register(Class<?> type) {
-		Class<?> userClass = ClassUtils.getUserClass(type);
-		if (!RateLimitedMethods.isCandidate(userClass) || !this.scanned.add(userClass)) {
-			return;
-		}
-		Map<Method, List<RateLimited>> methods = MethodIntrospector.selectMethods(userClass,
-				(MethodIntrospector.MetadataLookup<List<RateLimited>>) (method) -> {
-					List<RateLimited> annotations = RateLimitedMethods.annotationsOf(method, userClass);
-					return annotations.isEmpty() ? null : annotations;
-				});
-		methods.forEach((method, annotations) -> this.byMethod.putIfAbsent(new MethodClassKey(method, userClass),
-				methodLimits(method, userClass, annotations)));
+		this.methods.register(type);
 	}
-
 	/**
 	 * Return the policies of a method invoked on an instance of the given class, or {@code null} if it has none.
 	 */
 	@Nullable MethodLimits lookup(Method method, Class<?> targetClass) {
-		MethodLimits limits = this.byInvokedMethod.get(method);
-		if (limits != null && limits.targetClass == targetClass) {
-			return limits;
-		}
-		Class<?> userClass = ClassUtils.getUserClass(targetClass);
-		MethodClassKey key = new MethodClassKey(ClassUtils.getMostSpecificMethod(method, userClass), userClass);
-		limits = this.byMethod.get(key);
-		if (limits == null && !this.scanned.contains(userClass)) {
-			register(userClass); // a class no scan met (a bean created by hand): checked once, like the others
-			limits = this.byMethod.get(key);
-		}
-		if (limits == null) {
-			return null;
-		}
-		if (userClass == targetClass && this.byInvokedMethod.size() < 4 * this.byMethod.size()) {
-			this.byInvokedMethod.put(method, limits);
-		}
-		return limits;
+		return this.methods.lookup(method, targetClass);
 	}
-
 	/**
 	 * Return whether any filter is configured.
 	 * @return whether the filter layer has filters
 	 */
 	public boolean hasFilters() {
 		return !this.filters.isEmpty();
+	}
+
+	/**
+	 * Return whether a policy declared so far is settled after the response: it counts by outcome ({@code countOn}),
+	 * or settles its cost ({@code settle}). Until one is, a web stack has nothing to settle at a request's end.
+	 * @return whether a request may hold anything to settle
+	 * @since 0.3.0
+	 */
+	public boolean settlesAfterResponse() {
+		return this.declarations.settledAfterResponse();
 	}
 
 	/**
@@ -273,9 +218,7 @@ public final class PolicyCatalog implements SmartInitializingSingleton, BeanFact
 	 * @return the policies
 	 */
 	public List<PolicySpec> policies() {
-		synchronized (this.declared) {
-			return this.declared.values().stream().map(Declaration::spec).filter((spec) -> spec != null).toList();
-		}
+		return this.declarations.policies();
 	}
 
 	/**
@@ -284,10 +227,7 @@ public final class PolicyCatalog implements SmartInitializingSingleton, BeanFact
 	 * @return the policy, or {@code null} if there is none of that name
 	 */
 	public @Nullable PolicySpec policy(String name) {
-		synchronized (this.declared) {
-			Declaration declaration = this.declared.get(name);
-			return (declaration != null) ? declaration.spec() : null;
-		}
+		return this.declarations.policy(name);
 	}
 
 	/**
@@ -301,22 +241,7 @@ public final class PolicyCatalog implements SmartInitializingSingleton, BeanFact
 	 * @throws InvalidRateLimitPolicyException if a value is invalid, naming it; nothing is changed then
 	 */
 	public boolean change(String name, List<PolicyValues> change) {
-		synchronized (this.declared) {
-			List<PolicySpec> specs = this.instances.get(name);
-			if (specs == null || specs.isEmpty()) {
-				return false;
-			}
-			// Checked on one declaration first, so that an invalid change leaves every declaration as it was.
-			specs.get(0).checkChange(change);
-			specs.forEach((spec) -> spec.change(change));
-			if (change.stream().allMatch((values) -> values.values().isEmpty())) {
-				this.changes.remove(name);
-			}
-			else {
-				this.changes.put(name, List.copyOf(change));
-			}
-			return true;
-		}
+		return this.declarations.change(name, change);
 	}
 
 	/**
@@ -327,14 +252,7 @@ public final class PolicyCatalog implements SmartInitializingSingleton, BeanFact
 	 * @throws InvalidRateLimitPolicyException if a value is invalid, naming it
 	 */
 	public boolean checkChange(String name, List<PolicyValues> change) {
-		synchronized (this.declared) {
-			List<PolicySpec> specs = this.instances.get(name);
-			if (specs == null || specs.isEmpty()) {
-				return false;
-			}
-			specs.get(0).checkChange(change);
-			return true;
-		}
+		return this.declarations.checkChange(name, change);
 	}
 
 	/**
@@ -342,9 +260,7 @@ public final class PolicyCatalog implements SmartInitializingSingleton, BeanFact
 	 * @return by policy name, the values changed
 	 */
 	public Map<String, List<PolicyValues>> changes() {
-		synchronized (this.declared) {
-			return Map.copyOf(this.changes);
-		}
+		return this.declarations.changes();
 	}
 
 	/**
@@ -352,9 +268,7 @@ public final class PolicyCatalog implements SmartInitializingSingleton, BeanFact
 	 * @return the names of every declared policy that can be changed
 	 */
 	public List<String> names() {
-		synchronized (this.declared) {
-			return List.copyOf(this.instances.keySet());
-		}
+		return this.declarations.names();
 	}
 
 	/**
@@ -363,10 +277,7 @@ public final class PolicyCatalog implements SmartInitializingSingleton, BeanFact
 	 * @return where it is declared, in order
 	 */
 	public List<String> declaredBy(String name) {
-		synchronized (this.declared) {
-			Declaration declaration = this.declared.get(name);
-			return (declaration != null) ? List.copyOf(declaration.declaredBy()) : List.of();
-		}
+		return this.declarations.declaredBy(name);
 	}
 
 	/**
@@ -389,148 +300,19 @@ public final class PolicyCatalog implements SmartInitializingSingleton, BeanFact
 		return this.beanResolver;
 	}
 
-	private MethodLimits methodLimits(Method method, Class<?> userClass, List<RateLimited> annotations) {
-		String[] names = parameterNamesOf(method);
-		String where = "@RateLimited on " + RateLimitedMethods.describe(userClass, method);
-		List<PolicySpec> specs = new ArrayList<>();
-		Set<String> namesOnMethod = new LinkedHashSet<>();
-		for (RateLimited annotation : annotations) {
-			boolean named = StringUtils.hasText(annotation.name());
-			String name = named ? annotation.name().trim() : userClass.getSimpleName() + "." + method.getName();
-			if (!namesOnMethod.add(name)) {
-				throw new InvalidRateLimitPolicyException(name, where + ": policy '" + name
-						+ "' is declared more than once on this method; give each @RateLimited a distinct name");
-			}
-			String property = POLICIES + "." + PolicyParser.bracketed(name);
-			PolicySpec spec = this.parser.parse(name, where, property,
-					List.of(this.configured.getOrDefault(name, PolicyValues.NONE), PolicyValues.of(annotation)), names,
-					method.getParameterTypes());
-			declare(name, where, spec, named);
-			if (spec != null) {
-				specs.add(spec);
-			}
-		}
-		return new MethodLimits(userClass, specs, names);
-	}
-
-	private List<FilterRule> filterRules(List<FilterDefinition> definitions) {
-		List<FilterDefinition> ordered = new ArrayList<>(definitions);
-		ordered.sort(Comparator.comparingInt(FilterDefinition::order).thenComparing(FilterDefinition::name));
-		List<FilterRule> rules = new ArrayList<>(ordered.size());
-		for (FilterDefinition definition : ordered) {
-			String where = "ratelimit.filters." + PolicyParser.bracketed(definition.name());
-			List<PathPattern> patterns = patterns(definition, where);
-			Set<String> methods = methods(definition, where);
-			PolicySpec spec = this.parser.parse(definition.name(), where, where, List.of(definition.values()),
-					new String[0], new Class<?>[0]);
-			declare(definition.name(), where, spec, true);
-			if (spec == null) {
-				continue;
-			}
-			List<PolicySpec> shared = new ArrayList<>();
-			for (int i = 0; i < definition.policies().size(); i++) {
-				PolicySpec drawn = sharedPolicy(definition.policies().get(i).trim(), where + ".policies[" + i + "]");
-				if (drawn != null) {
-					shared.add(drawn);
-				}
-			}
-			rules.add(new FilterRule(definition.name(), patterns, methods, spec, List.copyOf(shared)));
-		}
-		return List.copyOf(rules);
-	}
-
-	/** A shared policy, defined in {@code ratelimit.policies.<name>} only, that a filter draws. */
-	private @Nullable PolicySpec sharedPolicy(String name, String where) {
-		PolicyValues values = this.configured.get(name);
-		if (values == null || values.get("limit") == null || values.get("window") == null) {
-			throw new InvalidRateLimitPolicyException(name, where + " names policy '" + name + "', which is not "
-					+ "defined under ratelimit.policies (a shared policy needs at least its limit and window there)");
-		}
-		String property = POLICIES + "." + PolicyParser.bracketed(name);
-		PolicySpec spec = this.parser.parse(name, property, property, List.of(values), new String[0],
-				new Class<?>[0]);
-		declare(name, property, spec, true);
-		return spec;
-	}
-
-	private static List<PathPattern> patterns(FilterDefinition definition, String where) {
-		if (definition.paths().isEmpty()) {
-			throw new InvalidRateLimitPolicyException(definition.name(), where
-					+ ".paths: at least one path pattern is required (such as /api/**)");
-		}
-		List<PathPattern> patterns = new ArrayList<>();
-		for (int i = 0; i < definition.paths().size(); i++) {
-			String path = definition.paths().get(i).trim();
-			try {
-				patterns.add(PathPatternParser.defaultInstance.parse(path));
-			}
-			catch (PatternParseException ex) {
-				throw new InvalidRateLimitPolicyException(definition.name(), where + ".paths[" + i + "]: '" + path
-						+ "' is not a path pattern: " + ex.getMessage(), ex);
-			}
-		}
-		return List.copyOf(patterns);
-	}
-
-	private static Set<String> methods(FilterDefinition definition, String where) {
-		Set<String> methods = new LinkedHashSet<>();
-		for (int i = 0; i < definition.methods().size(); i++) {
-			String method = definition.methods().get(i).trim().toUpperCase(Locale.ROOT);
-			if (!HTTP_METHODS.contains(method)) {
-				throw new InvalidRateLimitPolicyException(definition.name(), where + ".methods[" + i + "]: '"
-						+ definition.methods().get(i) + "' is not an HTTP method (one of "
-						+ String.join(", ", new TreeSet<>(HTTP_METHODS)) + ")");
-			}
-			methods.add(method);
-		}
-		return Set.copyOf(methods);
-	}
-
 	/**
 	 * Record a declaration of a policy name, checking it against the others: declarations of one name share its
 	 * counters, so they must count alike.
 	 */
-	private void declare(String name, String where, @Nullable PolicySpec spec, boolean named) {
-		synchronized (this.declared) {
-			if (spec != null) {
-				this.instances.computeIfAbsent(name, (n) -> new ArrayList<>()).add(spec);
-				List<PolicyValues> change = this.changes.get(name);
-				if (change != null) {
-					spec.change(change); // declared after the change (a lazy bean, a gateway route): it applies too
-				}
-			}
-			String declaration = PolicyParser.declarationOf(where);
-			Declaration existing = this.declared.get(name);
-			if (existing == null) {
-				List<String> declaredBy = new ArrayList<>();
-				declaredBy.add(declaration);
-				this.declared.put(name, new Declaration(where, spec, declaredBy));
-				return;
-			}
-			if (!existing.declaredBy().contains(declaration)) {
-				existing.declaredBy().add(declaration);
-			}
-			if (!named && !existing.where().equals(where)) {
-				logger.warn(where + " shares the default policy name '" + name + "' (and so its counters) with "
-						+ PolicyParser.declarationOf(existing.where())
-						+ "; give each a name if they should be counted apart");
-			}
-			RateLimitPolicy first = (existing.spec() != null) ? existing.spec().policy() : null;
-			if (first != null && spec != null && !first.equals(spec.policy())) {
-				throw new InvalidRateLimitPolicyException(name, where + ": policy '" + name + "' is also declared by "
-						+ PolicyParser.declarationOf(existing.where()) + " with different settings ("
-						+ first.describe() + " there, " + spec.policy().describe() + " here); methods that share a "
-						+ "policy name share its counters and must declare the same limit, window, algorithm and "
-						+ "burst");
-			}
-		}
+	/** Parse and declare a policy configured in full at {@code where}: a filter's, or a shared one. */
+	private @Nullable PolicySpec declareConfigured(String name, String where, List<PolicyValues> values) {
+		PolicySpec spec = this.parser.parse(name, where, where, values, new String[0], new Class<?>[0]);
+		this.declarations.declare(name, where, spec, true);
+		return spec;
 	}
 
 	private void checkConfiguredPoliciesExist() {
-		Set<String> known;
-		synchronized (this.declared) {
-			known = new TreeSet<>(this.declared.keySet());
-		}
+		Set<String> known = this.declarations.knownNames();
 		this.configured.forEach((name, values) -> {
 			if (this.drawnByDisabledFilters.contains(name) || known.contains(name)) {
 				return;
@@ -545,10 +327,7 @@ public final class PolicyCatalog implements SmartInitializingSingleton, BeanFact
 	}
 
 	private void checkPlannedPoliciesExist() {
-		Set<String> known;
-		synchronized (this.declared) {
-			known = new TreeSet<>(this.declared.keySet());
-		}
+		Set<String> known = this.declarations.knownNames();
 		known.addAll(this.configured.keySet());
 		this.plans.forEach((plan, policies) -> {
 			for (String name : policies.keySet()) {
@@ -559,17 +338,6 @@ public final class PolicyCatalog implements SmartInitializingSingleton, BeanFact
 				}
 			}
 		});
-	}
-
-	private String[] parameterNamesOf(Method method) {
-		String[] names = this.parameterNames.getParameterNames(method);
-		if (names == null) {
-			names = new String[method.getParameterCount()];
-			for (int i = 0; i < names.length; i++) {
-				names[i] = "p" + i;
-			}
-		}
-		return names;
 	}
 
 	private record Declaration(String where, @Nullable PolicySpec spec, List<String> declaredBy) {

@@ -49,6 +49,9 @@ final class PolicyParser {
 	 */
 	static final Map<String, Class<?>> PASSED_ON = Map.of("description", String.class, "lease", String.class);
 
+	/** Attributes that decide each request (its key, its cost, whether it counts), each shown with its source. */
+	static final List<String> PER_REQUEST = List.of("key", "cost", "count-on", "skip", "settle", "tenant", "enabled");
+
 	/** The attributes a plan changes. */
 	private static final List<String> PLANNED = List.of("limit", "window", "burst");
 

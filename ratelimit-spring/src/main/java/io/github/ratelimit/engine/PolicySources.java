@@ -132,7 +132,10 @@ final class PolicySources {
 		throw new IllegalArgumentException("unsupported type " + type.getSimpleName());
 	}
 
-	/** By attribute the endpoint shows, where the value came from. */
+	/** Where an attribute no source sets takes its value from: its default. */
+	static final String DEFAULT = "default";
+
+	/** By attribute, where the value came from: every attribute of the policy, as the endpoint shows them. */
 	Map<String, String> sources(RateLimitPolicy policy) {
 		Map<String, String> sources = new LinkedHashMap<>();
 		PolicyValues base = this.sources.get(this.sources.size() - 1);
@@ -156,6 +159,10 @@ final class PolicySources {
 			if (source != null) {
 				sources.put(attribute, source.sourceOf(attribute));
 			}
+		}
+		for (String attribute : PolicyParser.PER_REQUEST) {
+			PolicyValues source = sourceSetting(attribute);
+			sources.put(attribute, (source != null) ? source.sourceOf(attribute) : DEFAULT);
 		}
 		return sources;
 	}

@@ -29,7 +29,7 @@ public interface RateLimitExchange {
 	 * Return whether the web stack serves a method's result after the method returns (on Spring MVC: an
 	 * {@code SseEmitter}, a {@code StreamingResponseBody}, a {@code DeferredResult}, a {@code CompletionStage}, a
 	 * {@code Callable}, a reactive type), so that what the request cost is settled once it completes
-	 * ({@link RateLimitEngine#settleWhenRequestCompletes}).
+	 * ({@link RateLimitSettlement#settleWhenRequestCompletes}).
 	 * @param result what the method returned
 	 * @return whether the result is served later; {@code false} unless the stack says so
 	 * @since 0.3.0

@@ -36,8 +36,28 @@ class PolicyCatalogTests {
 		assertThat(orders.sources()).containsExactly(Map.entry("algorithm", "ratelimit.policies.orders.algorithm"),
 				Map.entry("limit", "ratelimit.policies.orders.limit"), Map.entry("window", "annotation"),
 				Map.entry("burst", "annotation"), Map.entry("failure-mode", "ratelimit.failure-mode"),
-				Map.entry("mode", "annotation"));
+				Map.entry("mode", "annotation"), Map.entry("key", "annotation"), Map.entry("cost", "annotation"),
+				Map.entry("count-on", "default"), Map.entry("skip", "default"), Map.entry("settle", "default"),
+				Map.entry("tenant", "default"), Map.entry("enabled", "default"));
 		assertThat(catalog.declaredBy("orders")).containsExactly("Orders#orders(String)");
+	}
+
+	@Test
+	void everyAttributeThatDecidesARequestRecordsTheSourceOfItsValue() {
+		PolicyCatalog catalog = PolicyCatalog.builder()
+			.policies(Map.of("orders", values("ratelimit.policies.orders", "cost", "2", "skip", "#user == 'admin'",
+					"count-on", List.of("4xx"))))
+			.build();
+		catalog.register(Orders.class);
+		PolicySpec orders = catalog.policy("orders");
+		assertThat(orders).isNotNull();
+		assertThat(orders.sources()).containsEntry("key", "annotation")
+			.containsEntry("cost", "ratelimit.policies.orders.cost")
+			.containsEntry("skip", "ratelimit.policies.orders.skip")
+			.containsEntry("count-on", "ratelimit.policies.orders.count-on")
+			.containsEntry("settle", "default")
+			.containsEntry("tenant", "default")
+			.containsEntry("enabled", "default");
 	}
 
 	@Test

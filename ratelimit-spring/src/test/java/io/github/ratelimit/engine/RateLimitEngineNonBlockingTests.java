@@ -50,7 +50,7 @@ class RateLimitEngineNonBlockingTests extends RateLimitEngineTests {
 
 	@Override
 	void settleRequest(RateLimitEngine engine, RateLimitRequest request, int status) {
-		engine.settleRequestAsync(request, status).toCompletableFuture().join();
+		engine.settlement().settleRequestAsync(request, status).toCompletableFuture().join();
 	}
 
 	@Test

@@ -129,11 +129,11 @@ class RateLimitEngineTests {
 		for (int i = 0; i < 5; i++) {
 			MockRateLimitRequest request = request("198.51.100.1");
 			RateLimitOutcome outcome = decideMethod(engine, login, Api.class, new Object[] { true }, request);
-			engine.settle(outcome, request, login, ResponseEntity.ok("welcome"), null);
+			engine.settlement().settle(outcome, request, login, ResponseEntity.ok("welcome"), null);
 		}
 		MockRateLimitRequest failed = request("198.51.100.1");
 		RateLimitOutcome outcome = decideMethod(engine, login, Api.class, new Object[] { false }, failed);
-		engine.settle(outcome, failed, login, ResponseEntity.status(401).build(), null);
+		engine.settlement().settle(outcome, failed, login, ResponseEntity.status(401).build(), null);
 		assertThat(this.store.peek(policy(engine, "login"), "198.51.100.1").remaining()).isEqualTo(1);
 	}
 
@@ -143,11 +143,11 @@ class RateLimitEngineTests {
 		});
 		Method login = Api.class.getMethod("login", boolean.class);
 		MockRateLimitRequest request = request("198.51.100.1");
-		engine.settledByStack(request);
+		engine.settlement().settledByStack(request);
 		RateLimitOutcome outcome = decideMethod(engine, login, Api.class, new Object[] { false }, request);
 		// The method returned 200, but an exception handler answered 401: the stack knows, the method does not.
-		engine.settle(outcome, request, login, ResponseEntity.ok("welcome"), null);
-		assertThat(engine.hasPendingSettlement(request)).isTrue();
+		engine.settlement().settle(outcome, request, login, ResponseEntity.ok("welcome"), null);
+		assertThat(engine.settlement().hasPendingSettlement(request)).isTrue();
 		settleRequest(engine, request, 401);
 		assertThat(this.store.peek(policy(engine, "login"), "198.51.100.1").remaining()).isEqualTo(1);
 	}
@@ -267,7 +267,7 @@ class RateLimitEngineTests {
 	}
 
 	void settleRequest(RateLimitEngine engine, RateLimitRequest request, int status) {
-		engine.settleRequest(request, status);
+		engine.settlement().settleRequest(request, status);
 	}
 
 	private RateLimitEngine engine(Consumer<PolicyCatalog.Builder> catalog) {
