@@ -43,6 +43,22 @@ public final class Dynalite implements AutoCloseable {
 
 	private static final Set<Process> running = ConcurrentHashMap.newKeySet();
 
+	/**
+	 * Preloaded into dynalite: a request its client aborts mid-way (a call past the SDK's timeout, a context closed
+	 * with a call in flight) makes dynalite throw from the request's error event and exit, which would fail every test
+	 * after it for a reason no real DynamoDB has. That error alone is logged and survived; any other still ends it.
+	 */
+	private static final String SURVIVE_ABORTED_REQUESTS = """
+			process.on('uncaughtException', (err) => {
+			  if (err && err.code === 'ECONNRESET' && err.message === 'aborted') {
+			    console.error('a client aborted its request: ' + err.message)
+			    return
+			  }
+			  console.error(err)
+			  process.exit(1)
+			})
+			""";
+
 	static {
 		Runtime.getRuntime().addShutdownHook(new Thread(() -> running.forEach(Process::destroyForcibly)));
 	}
@@ -177,8 +193,11 @@ public final class Dynalite implements AutoCloseable {
 		Path data = this.directory.resolve("data");
 		try {
 			Files.createDirectories(data);
-			List<String> command = new ArrayList<>(List.of(node, this.cli.toString(), "--host", "127.0.0.1", "--port",
-					String.valueOf(this.port), "--createTableMs", "0", "--deleteTableMs", "0", "--updateTableMs", "0"));
+			Path guard = this.directory.resolve("survive-aborted-requests.js");
+			Files.writeString(guard, SURVIVE_ABORTED_REQUESTS);
+			List<String> command = new ArrayList<>(List.of(node, "--require", guard.toString(), this.cli.toString(),
+					"--host", "127.0.0.1", "--port", String.valueOf(this.port), "--createTableMs", "0",
+					"--deleteTableMs", "0", "--updateTableMs", "0"));
 			if (this.dataOnDisk) {
 				command.addAll(List.of("--path", data.toString()));
 			}
