@@ -80,29 +80,24 @@ final class LeaseBlocks {
 					|| !blockKey.policy().variant().equals(variant)) {
 				return false;
 			}
-			LeaseBlock block = entry.getValue();
-			synchronized (block) {
-				block.dropped = true;
-				LeaseGrant grant = block.grant;
-				if (grant != null) {
-					grant.dropped = true;
-				}
-			}
-			return true;
+			return dropped(entry.getValue());
 		});
 	}
 
 	void dropAll() {
-		this.blocks.values().removeIf((block) -> {
-			synchronized (block) {
-				block.dropped = true;
-				LeaseGrant grant = block.grant;
-				if (grant != null) {
-					grant.dropped = true;
-				}
+		this.blocks.values().removeIf(LeaseBlocks::dropped);
+	}
+
+	/** Mark a block and its grant dropped, so that they admit nothing more; always {@code true}, to remove it. */
+	private static boolean dropped(LeaseBlock block) {
+		synchronized (block) {
+			block.dropped = true;
+			LeaseGrant grant = block.grant;
+			if (grant != null) {
+				grant.dropped = true;
 			}
-			return true;
-		});
+		}
+		return true;
 	}
 
 	/** Drops the blocks of keys reset through any instance sharing the store. */

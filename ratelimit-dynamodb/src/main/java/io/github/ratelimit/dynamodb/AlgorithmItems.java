@@ -70,6 +70,13 @@ final class AlgorithmItems {
 		}
 	}
 
+	/** The key of the window item that counted an acquisition admitted at {@code countedAtMillis}. */
+	private String windowCounted(Acquisition acquisition, long countedAtMillis) {
+		long window = acquisition.policy().windowMillis();
+		return this.keys.window(acquisition.policy(), acquisition.key(),
+				countedAtMillis - Math.floorMod(countedAtMillis, window));
+	}
+
 	/**
 	 * Give the units back with one conditional ADD: to the window item that counted them, or out of the bucket's
 	 * level (only in the units it was taken in). A window that is gone or holds less gives nothing back.
@@ -79,14 +86,10 @@ final class AlgorithmItems {
 		RateLimitPolicy policy = acquisition.policy();
 		long deadline = calls.deadline();
 		return switch (policy.algorithm()) {
-			case FIXED, SLIDING_COUNTER -> {
-				long window = policy.windowMillis();
-				long start = countedAtMillis - Math.floorMod(countedAtMillis, window);
-				yield calls.update(this.keys.window(policy, acquisition.key(), start), "ADD #c :back", "#c >= :cost",
-						Map.of("#c", "count"), Map.of(":back", DynamoDbCalls.number(-acquisition.cost()), ":cost",
-								DynamoDbCalls.number(acquisition.cost())),
-						deadline);
-			}
+			case FIXED, SLIDING_COUNTER -> calls.update(windowCounted(acquisition, countedAtMillis), "ADD #c :back",
+					"#c >= :cost", Map.of("#c", "count"), Map.of(":back", DynamoDbCalls.number(-acquisition.cost()),
+							":cost", DynamoDbCalls.number(acquisition.cost())),
+					deadline);
 			case TOKEN_BUCKET, LEAKY_BUCKET -> {
 				long need = acquisition.cost() * policy.unitsPerToken();
 				// Only in the units it was taken in: a bucket counted under a changed limit since gives nothing back.
@@ -109,13 +112,9 @@ final class AlgorithmItems {
 		RateLimitPolicy policy = acquisition.policy();
 		long deadline = calls.deadline();
 		return switch (policy.algorithm()) {
-			case FIXED, SLIDING_COUNTER -> {
-				long window = policy.windowMillis();
-				long start = countedAtMillis - Math.floorMod(countedAtMillis, window);
-				yield calls.update(this.keys.window(policy, acquisition.key(), start), "ADD #c :extra",
-						"attribute_exists(#c)", Map.of("#c", "count"),
-						Map.of(":extra", DynamoDbCalls.number(acquisition.cost())), deadline);
-			}
+			case FIXED, SLIDING_COUNTER -> calls.update(windowCounted(acquisition, countedAtMillis), "ADD #c :extra",
+					"attribute_exists(#c)", Map.of("#c", "count"),
+					Map.of(":extra", DynamoDbCalls.number(acquisition.cost())), deadline);
 			case TOKEN_BUCKET, LEAKY_BUCKET -> {
 				long need = (acquisition.cost() > (Long.MAX_VALUE / 8) / policy.unitsPerToken()) ? Long.MAX_VALUE / 8
 						: acquisition.cost() * policy.unitsPerToken();
