@@ -35,4 +35,9 @@ class GatewayLayoutTests {
 			.check(this.gateway);
 	}
 
+	@Test
+	void theGatewayAdaptersHaveNoPackageCycles() {
+		LayoutRules.noPackageCycles().check(this.gateway);
+	}
+
 }

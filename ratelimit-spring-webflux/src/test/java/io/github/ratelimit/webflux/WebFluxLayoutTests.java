@@ -19,4 +19,9 @@ class WebFluxLayoutTests {
 				"io.github.ratelimit.webmvc..", "io.github.ratelimit.gateway..").check(this.webflux);
 	}
 
+	@Test
+	void theWebFluxAdaptersHaveNoPackageCycles() {
+		LayoutRules.noPackageCycles().check(this.webflux);
+	}
+
 }

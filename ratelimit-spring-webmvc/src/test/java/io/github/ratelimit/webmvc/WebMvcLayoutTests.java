@@ -20,4 +20,9 @@ class WebMvcLayoutTests {
 				"io.github.ratelimit.gateway..").check(this.webmvc);
 	}
 
+	@Test
+	void theMvcAdaptersHaveNoPackageCycles() {
+		LayoutRules.noPackageCycles().check(this.webmvc);
+	}
+
 }
