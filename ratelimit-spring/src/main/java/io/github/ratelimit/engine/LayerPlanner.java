@@ -54,7 +54,7 @@ final class LayerPlanner {
 		this.catalog = catalog;
 		this.planResolver = planResolver;
 		this.exempt = exempt;
-		this.tenants = (tenants != null) ? new TenantPolicies(tenants, catalog) : null;
+		this.tenants = (tenants != null) ? new TenantPolicies(tenants) : null;
 	}
 
 	/** Whether clients are exempt from policies keyed by their address: none are, most of the time. */

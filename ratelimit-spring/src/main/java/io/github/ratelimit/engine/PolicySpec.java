@@ -1,5 +1,6 @@
 package io.github.ratelimit.engine;
 
+import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -52,6 +53,9 @@ public final class PolicySpec {
 
 	/** How the policy counts now: as declared, or as changed at run time. */
 	private volatile Counting counting;
+
+	/** The change at run time the policy counts under now: none while it counts as declared. */
+	private volatile List<PolicyValues> changed = List.of();
 
 	/** Builds the policy again with values of a change at run time over its own, or {@code null} if disabled. */
 	private final Function<List<PolicyValues>, @Nullable PolicySpec> rebuild;
@@ -416,6 +420,28 @@ public final class PolicySpec {
 	void change(List<PolicyValues> change) {
 		PolicySpec changed = this.rebuild.apply(change);
 		apply(changed, change);
+		this.changed = List.copyOf(change);
+	}
+
+	/**
+	 * Return the policy as a tenant has it: the tenant's limits read and checked by the parser as any change is, over
+	 * the policy's own sources and its change at run time, in a variant of the tenant's own, so that it counts apart
+	 * from every other tenant's and from the policy's (and after its window and algorithm too when they differ from
+	 * the policy's as declared, since a store keeps one window and algorithm per name and variant).
+	 * @param tenant the tenant
+	 * @param limits the tenant's limits
+	 * @return the tenant's policy
+	 * @throws InvalidRateLimitPolicyException if the limits are invalid, naming the attribute and the value
+	 */
+	RateLimitPolicy forTenant(String tenant, PolicyValues limits) {
+		List<PolicyValues> change = this.changed;
+		List<PolicyValues> sources = new ArrayList<>(1 + change.size());
+		sources.add(limits);
+		sources.addAll(change);
+		PolicySpec parsed = this.rebuild.apply(sources);
+		String variant = "tenant=" + tenant;
+		RateLimitPolicy policy = ((parsed != null) ? parsed.policy() : policy()).toBuilder().variant(variant).build();
+		return PolicyVariants.keepingState(policy, this.declared.toBuilder().variant(variant).build());
 	}
 
 	/**

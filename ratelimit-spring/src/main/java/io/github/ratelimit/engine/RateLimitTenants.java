@@ -368,18 +368,19 @@ public final class RateLimitTenants implements AutoCloseable {
 		}
 
 		/**
-		 * The policy under the tenant's limits, or {@code null} for the policy's own.
-		 * @param base the policy as it counts now
-		 * @param declared the policy as declared, whose window and algorithm the tenant's variant keeps its state by
-		 * @throws IllegalArgumentException if the tenant's limits are invalid
+		 * The policy under the tenant's limits, or {@code null} for the policy's own: built by the parser when the
+		 * answer comes (on the thread the source answered on), and again once after a change of the policy.
+		 * @param spec the policy
+		 * @throws InvalidRateLimitPolicyException if the tenant's limits are invalid
 		 */
-		@Nullable RateLimitPolicy policy(RateLimitPolicy base, RateLimitPolicy declared, String tenant) {
+		@Nullable RateLimitPolicy policy(PolicySpec spec, String tenant) {
 			if (this.limits.isDefault()) {
 				return null;
 			}
+			RateLimitPolicy base = spec.policy();
 			Built built = this.built;
 			if (built == null || built.base != base) {
-				built = new Built(base, this.limits.applyTo(base, declared, tenant));
+				built = new Built(base, spec.forTenant(tenant, this.limits.values("tenant '" + tenant + "'")));
 				this.built = built;
 			}
 			return built.policy;

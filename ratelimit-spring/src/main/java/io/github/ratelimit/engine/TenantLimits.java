@@ -1,11 +1,12 @@
 package io.github.ratelimit.engine;
 
 import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.Objects;
 
 import io.github.ratelimit.Algorithm;
 import io.github.ratelimit.PolicyMode;
-import io.github.ratelimit.RateLimitPolicy;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -105,27 +106,23 @@ public final class TenantLimits {
 	}
 
 	/**
-	 * The policy as the tenant has it: a variant of its own, named after the tenant, so that it counts apart from
-	 * every other tenant's and from the policy's; and after the window and algorithm too when they differ from the
-	 * policy's as declared, since a name and variant keeps one window and algorithm in a store (a change of the
-	 * policy's window at run time must not give a tenant's variant another window).
-	 * @throws IllegalArgumentException if the limits are invalid (a limit of 0, a window too short)
+	 * The limits as values for the parser: each one set, under its attribute's name.
+	 * @param source where they came from, for messages
 	 */
-	RateLimitPolicy applyTo(RateLimitPolicy policy, RateLimitPolicy declared, String tenant) {
-		long limit = (this.limit != null) ? this.limit : policy.limit();
-		Duration window = (this.window != null) ? this.window : policy.window();
-		Algorithm algorithm = (this.algorithm != null) ? this.algorithm : policy.algorithm();
-		Long burst = (this.burst != null) ? this.burst
-				: (policy.burst() != policy.limit() || this.limit == null) ? Long.valueOf(policy.burst()) : null;
-		RateLimitPolicy tenants = policy.toBuilder()
-			.variant("tenant=" + tenant)
-			.limit(limit)
-			.window(window)
-			.burst(burst)
-			.algorithm(algorithm)
-			.mode((this.mode != null) ? this.mode : policy.mode())
-			.build();
-		return PolicyVariants.keepingState(tenants, declared.toBuilder().variant("tenant=" + tenant).build());
+	PolicyValues values(String source) {
+		Map<String, Object> values = new LinkedHashMap<>();
+		putIfSet(values, "limit", this.limit);
+		putIfSet(values, "window", this.window);
+		putIfSet(values, "burst", this.burst);
+		putIfSet(values, "algorithm", this.algorithm);
+		putIfSet(values, "mode", this.mode);
+		return new PolicyValues(source, values);
+	}
+
+	private static void putIfSet(Map<String, Object> values, String attribute, @Nullable Object value) {
+		if (value != null) {
+			values.put(attribute, value);
+		}
 	}
 
 	@Override

@@ -15,7 +15,7 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The limits of a request's tenants for the policies of a layer, from the {@link RateLimitTenants tenants' source},
- * checked as any policy is before a request may count under them.
+ * read and checked by the parser as any policy is ({@link PolicySpec#forTenant}) before a request may count under them.
  */
 final class TenantPolicies {
 
@@ -24,13 +24,10 @@ final class TenantPolicies {
 
 	private final RateLimitTenants tenants;
 
-	private final PolicyCatalog catalog;
-
 	private final ThrottledWarning failure = new ThrottledWarning(LogFactory.getLog(RateLimitEngine.class));
 
-	TenantPolicies(RateLimitTenants tenants, PolicyCatalog catalog) {
+	TenantPolicies(RateLimitTenants tenants) {
 		this.tenants = tenants;
-		this.catalog = catalog;
 	}
 
 	/** The result of tenant lookups on a thread that may wait: the lookups are bounded by their timeout. */
@@ -87,17 +84,9 @@ final class TenantPolicies {
 		String problem;
 		if (failure == null && resolved != null) {
 			try {
-				RateLimitPolicy policy = resolved.policy(spec.policy(), spec.declaredPolicy(), tenant);
-				if (policy != null) {
-					this.catalog.checkSupported(policy);
-					if (spec.hasSettle() && !PolicyParser.carriesDebt(policy.algorithm())) {
-						throw new IllegalArgumentException("a policy that settles its cost after the response needs "
-								+ "an algorithm that keeps a debt, not " + policy.algorithm());
-					}
-				}
-				return policy;
+				return resolved.policy(spec, tenant);
 			}
-			catch (IllegalArgumentException ex) {
+			catch (InvalidRateLimitPolicyException | IllegalArgumentException ex) {
 				problem = "gave invalid limits " + resolved.limits + " (" + ex.getMessage() + ")";
 			}
 		}

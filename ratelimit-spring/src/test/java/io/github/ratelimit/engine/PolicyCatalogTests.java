@@ -61,6 +61,22 @@ class PolicyCatalogTests {
 	}
 
 	@Test
+	void aTenantsLimitsAreReadAndCheckedByTheParserOverTheChangeAtRunTime() {
+		PolicyCatalog catalog = PolicyCatalog.builder().build();
+		catalog.register(Orders.class);
+		PolicySpec orders = catalog.policy("orders");
+		assertThat(orders).isNotNull();
+		catalog.change("orders", List.of(values(PolicyValues.RUNTIME, "window", "1h")));
+		RateLimitPolicy acme = orders.forTenant("acme", values("tenant 'acme'", "limit", 3L));
+		assertThat(acme.limit()).isEqualTo(3);
+		assertThat(acme.window()).as("the change at run time, under the tenant's limit").isEqualTo(Duration.ofHours(1));
+		assertThat(acme.variant()).startsWith("tenant=acme");
+		assertThatExceptionOfType(InvalidRateLimitPolicyException.class)
+			.isThrownBy(() -> orders.forTenant("acme", values("tenant 'acme'", "limit", 0L)))
+			.withMessageContaining("'limit'");
+	}
+
+	@Test
 	void aPlanMakesAVariantOfItsOwnAndSaysWhichValuesItChanged() {
 		PolicyCatalog catalog = PolicyCatalog.builder()
 			.plans(Map.of("pro", Map.of("orders", values("ratelimit.plans.pro.orders", "limit", 100))), "pro")
