@@ -176,7 +176,9 @@ class RedisOutageTests {
 							// At start-up, on a store with no secret for its stored changes (docs/reliability.md).
 							"ratelimit.changes.secret is not set",
 							// Redis restarted without its data: cached denials and leased blocks are forgotten.
-							"Redis lost this instance's key");
+							"Redis lost this instance's key",
+							// The read of the stored changes, once a second, met the outage (docs/reliability.md).
+							"Could not read the rate limit policies' changes");
 			}
 		}
 	}
