@@ -1,6 +1,7 @@
 package io.github.ratelimit.webflux;
 
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 import java.util.concurrent.CompletionStage;
 import java.util.function.Supplier;
 
@@ -15,6 +16,7 @@ import reactor.util.context.ContextView;
 import org.springframework.core.Ordered;
 import org.springframework.http.HttpStatusCode;
 import org.springframework.http.MediaType;
+import org.springframework.http.server.PathContainer;
 import org.springframework.http.server.reactive.ServerHttpResponse;
 import org.springframework.web.ErrorResponseException;
 import org.springframework.web.server.ServerWebExchange;
@@ -78,10 +80,13 @@ public final class RateLimitWebFilter implements WebFilter, Ordered {
 		if (!this.engine.catalog().hasFilters()) {
 			return proceed;
 		}
+		List<PathContainer> paths = PathSpellings.of(exchange.getRequest().getPath().pathWithinApplication());
+		if (!this.engine.catalog().hasFilterFor(exchange.getRequest().getMethod().name(), paths)) {
+			return proceed; // no filter applies: no principal to resolve, no decision, no change of thread
+		}
 		return exchange.getPrincipal()
 			.doOnNext(request::setPrincipal)
-			.then(RequestThread.resume(exchange, () -> this.engine.decideFiltersAsync(request,
-					PathSpellings.of(exchange.getRequest().getPath().pathWithinApplication()))))
+			.then(RequestThread.resume(exchange, () -> this.engine.decideFiltersAsync(request, paths)))
 			.flatMap((outcome) -> {
 				request.setResponseHeaders(outcome.headers());
 				ErrorResponseException rejection = outcome.rejection();

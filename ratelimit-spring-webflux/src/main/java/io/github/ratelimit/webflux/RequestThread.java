@@ -86,8 +86,9 @@ final class RequestThread {
 					return loop;
 				}
 			}
-			catch (IllegalArgumentException ex) {
-				// A request of another kind (a test's, a decorator Spring cannot unwrap): no connection to return to.
+			catch (IllegalArgumentException | IllegalStateException ex) {
+				// A request of another kind (a mock's, as WebTestClient bound to an application sends, or a decorator
+				// Spring cannot unwrap): no connection to return to.
 			}
 		}
 		return PARALLEL;

@@ -31,7 +31,8 @@ import org.springframework.web.filter.OncePerRequestFilter;
  * request once it completes, however it ends (completed, failed, timed out, the client gone). So are the costs known
  * after the response of a method whose result is served asynchronously ({@code SseEmitter},
  * {@code StreamingResponseBody}, {@code DeferredResult}), from what its handler reported by then. So it is registered
- * even without filters.
+ * even without filters; a request that no filter applies to, while no policy is settled after the response, passes
+ * through it untouched.
  *
  * @since 0.2.0
  */
@@ -67,15 +68,16 @@ public final class RateLimitFilter extends OncePerRequestFilter {
 	protected void doFilterInternal(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
 			throws ServletException, IOException {
 		PolicyCatalog catalog = this.engine.catalog();
-		boolean hasFilters = catalog.hasFilters();
-		if (!hasFilters && !catalog.settlesAfterResponse()) {
+		List<PathContainer> paths = catalog.hasFilters() ? paths(request) : List.of();
+		boolean filtered = !paths.isEmpty() && catalog.hasFilterFor(request.getMethod(), paths);
+		if (!filtered && !catalog.settlesAfterResponse()) {
 			chain.doFilter(request, response); // nothing to decide here, nor to settle at the end
 			return;
 		}
 		ServletRateLimitRequest limited = ServletRateLimitRequest.of(request, response);
 		this.engine.settlement().settledByStack(limited);
-		if (hasFilters) {
-			RateLimitOutcome outcome = this.engine.decideFilters(limited, paths(request));
+		if (filtered) {
+			RateLimitOutcome outcome = this.engine.decideFilters(limited, paths);
 			limited.setResponseHeaders(outcome.headers());
 			ErrorResponseException rejection = outcome.rejection();
 			if (rejection != null) {

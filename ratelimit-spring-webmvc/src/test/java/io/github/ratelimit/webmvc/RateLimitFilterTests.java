@@ -3,9 +3,12 @@ package io.github.ratelimit.webmvc;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.Map;
 
 import io.github.ratelimit.annotation.RateLimited;
+import io.github.ratelimit.engine.FilterDefinition;
 import io.github.ratelimit.engine.PolicyCatalog;
+import io.github.ratelimit.engine.PolicyValues;
 import io.github.ratelimit.engine.RateLimitEngine;
 import io.github.ratelimit.limiter.RateLimiter;
 import io.github.ratelimit.memory.InMemoryRateLimitStore;
@@ -23,7 +26,8 @@ import org.springframework.web.filter.OncePerRequestFilter;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The servlet filter: a request it has nothing to decide or settle for passes untouched, and the adapter it builds is
+ * The servlet filter: a request it has nothing to decide or settle for (no filter applies to it, no policy is settled
+ * after the response) passes untouched, and the adapter it builds is
  * the one the method layer finds.
  */
 class RateLimitFilterTests {
@@ -39,6 +43,28 @@ class RateLimitFilterTests {
 		// Only OncePerRequestFilter's own mark, that the filter ran.
 		assertThat(attributesInTheChain).as("what the filter wrote on the request")
 			.containsExactly(RateLimitFilter.class.getName() + OncePerRequestFilter.ALREADY_FILTERED_SUFFIX);
+	}
+
+	@Test
+	void aRequestNoFilterAppliesToPassesWithoutBookkeepingWhileFiltersExist() throws Exception {
+		RateLimitFilter filter = new RateLimitFilter(engine(Plain.class, new FilterDefinition("edge", 0,
+				List.of("/api/**"), List.of("POST"), new PolicyValues("ratelimit.filters.edge",
+						Map.of("limit", 5L, "window", "1h")), List.of())));
+		for (MockHttpServletRequest request : List.of(new MockHttpServletRequest("GET", "/orders"),
+				new MockHttpServletRequest("GET", "/api/orders"))) {
+			List<String> attributesInTheChain = new ArrayList<>();
+			MockHttpServletResponse response = new MockHttpServletResponse();
+			filter.doFilter(request, response, (chained, chainedResponse) -> attributesInTheChain
+				.addAll(Collections.list(chained.getAttributeNames())));
+			assertThat(attributesInTheChain).as("what the filter wrote on " + request.getMethod() + " "
+					+ request.getRequestURI())
+				.containsExactly(RateLimitFilter.class.getName() + OncePerRequestFilter.ALREADY_FILTERED_SUFFIX);
+			assertThat(response.getHeaderNames()).isEmpty();
+		}
+		MockHttpServletResponse filtered = new MockHttpServletResponse();
+		filter.doFilter(new MockHttpServletRequest("POST", "/api/orders"), filtered, (chained, chainedResponse) -> {
+		});
+		assertThat(filtered.getHeaderNames()).as("the filter's limit on the request it applies to").isNotEmpty();
 	}
 
 	@Test
@@ -73,8 +99,8 @@ class RateLimitFilterTests {
 			.isNotSameAs(first);
 	}
 
-	private static RateLimitEngine engine(Class<?> api) {
-		PolicyCatalog catalog = PolicyCatalog.builder().build();
+	private static RateLimitEngine engine(Class<?> api, FilterDefinition... filters) {
+		PolicyCatalog catalog = PolicyCatalog.builder().filters(List.of(filters)).build();
 		catalog.register(api);
 		return RateLimitEngine.builder(catalog, RateLimiter.of(InMemoryRateLimitStore.create(100)),
 				new StandardRateLimitHeadersWriter(), (request) -> String.valueOf(request.getRemoteAddr()))

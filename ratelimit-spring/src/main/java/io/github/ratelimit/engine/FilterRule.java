@@ -39,6 +39,16 @@ record FilterRule(String name, List<PathPattern> patterns, Set<String> methods, 
 		return false;
 	}
 
+	/** Whether any filter applies to a request: one that does not pays for nothing of the filter layer. */
+	static boolean anyApplies(List<FilterRule> rules, String method, List<PathContainer> paths) {
+		for (FilterRule rule : rules) {
+			if (rule.appliesTo(method) && matchesAny(rule, paths)) {
+				return true;
+			}
+		}
+		return false;
+	}
+
 	/** The policies of every filter that applies, then the shared ones they draw, each once. */
 	static PolicySpec[] specsFor(List<FilterRule> rules, String method, List<PathContainer> paths) {
 		if (rules.isEmpty()) {

@@ -1,7 +1,9 @@
 package io.github.ratelimit.engine;
 
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.Comparator;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
@@ -59,6 +61,15 @@ final class FilterRules {
 			rules.add(new FilterRule(definition.name(), patterns, methods, spec, List.copyOf(shared)));
 		}
 		return List.copyOf(rules);
+	}
+
+	/** The path patterns of each filter, as configured, by name, in the order the filters are decided. */
+	static Map<String, List<String>> patternsByName(List<FilterRule> rules) {
+		Map<String, List<String>> paths = new LinkedHashMap<>();
+		for (FilterRule rule : rules) {
+			paths.put(rule.name(), rule.patterns().stream().map(PathPattern::getPatternString).toList());
+		}
+		return Collections.unmodifiableMap(paths);
 	}
 
 	/** A shared policy, defined in {@code ratelimit.policies.<name>} only, that a filter draws. */

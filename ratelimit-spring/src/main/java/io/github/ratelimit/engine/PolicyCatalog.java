@@ -20,7 +20,7 @@ import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.context.expression.BeanFactoryResolver;
 import org.springframework.expression.BeanResolver;
-import org.springframework.web.util.pattern.PathPattern;
+import org.springframework.http.server.PathContainer;
 
 /**
  * Every policy of the application, built and checked at start-up: the filters' ({@code ratelimit.filters.*}) with
@@ -162,18 +162,32 @@ public final class PolicyCatalog implements SmartInitializingSingleton, BeanFact
 	public void register(Class<?> type) {
 		this.methods.register(type);
 	}
+
 	/**
 	 * Return the policies of a method invoked on an instance of the given class, or {@code null} if it has none.
 	 */
 	@Nullable MethodLimits lookup(Method method, Class<?> targetClass) {
 		return this.methods.lookup(method, targetClass);
 	}
+
 	/**
 	 * Return whether any filter is configured.
 	 * @return whether the filter layer has filters
 	 */
 	public boolean hasFilters() {
 		return !this.filters.isEmpty();
+	}
+
+	/**
+	 * Return whether a filter applies to a request, so that a web stack passes a request no filter matches on
+	 * without building anything for the filter layer.
+	 * @param method the request's HTTP method
+	 * @param paths the request's path within the application, and any other spelling of it
+	 * @return whether a filter applies
+	 * @since 0.3.0
+	 */
+	public boolean hasFilterFor(String method, List<PathContainer> paths) {
+		return FilterRule.anyApplies(this.filters, method, paths);
 	}
 
 	/**
@@ -201,11 +215,7 @@ public final class PolicyCatalog implements SmartInitializingSingleton, BeanFact
 	 * @since 0.3.0
 	 */
 	public Map<String, List<String>> filterPaths() {
-		Map<String, List<String>> paths = new LinkedHashMap<>();
-		for (FilterRule filter : this.filters) {
-			paths.put(filter.name(), filter.patterns().stream().map(PathPattern::getPatternString).toList());
-		}
-		return Collections.unmodifiableMap(paths);
+		return FilterRules.patternsByName(this.filters);
 	}
 
 	List<FilterRule> filters() {
@@ -300,10 +310,6 @@ public final class PolicyCatalog implements SmartInitializingSingleton, BeanFact
 		return this.beanResolver;
 	}
 
-	/**
-	 * Record a declaration of a policy name, checking it against the others: declarations of one name share its
-	 * counters, so they must count alike.
-	 */
 	/** Parse and declare a policy configured in full at {@code where}: a filter's, or a shared one. */
 	private @Nullable PolicySpec declareConfigured(String name, String where, List<PolicyValues> values) {
 		PolicySpec spec = this.parser.parse(name, where, where, values, new String[0], new Class<?>[0]);
@@ -338,9 +344,6 @@ public final class PolicyCatalog implements SmartInitializingSingleton, BeanFact
 				}
 			}
 		});
-	}
-
-	private record Declaration(String where, @Nullable PolicySpec spec, List<String> declaredBy) {
 	}
 
 	/**

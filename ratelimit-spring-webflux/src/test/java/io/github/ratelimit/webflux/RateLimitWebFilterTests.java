@@ -1,0 +1,88 @@
+package io.github.ratelimit.webflux;
+
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+
+import io.github.ratelimit.Decision;
+import io.github.ratelimit.RateLimitPolicy;
+import io.github.ratelimit.engine.FilterDefinition;
+import io.github.ratelimit.engine.PolicyCatalog;
+import io.github.ratelimit.engine.PolicyValues;
+import io.github.ratelimit.engine.RateLimitEngine;
+import io.github.ratelimit.limiter.RateLimiter;
+import io.github.ratelimit.memory.InMemoryRateLimitStore;
+import io.github.ratelimit.store.RateLimitStore;
+import io.github.ratelimit.web.StandardRateLimitHeadersWriter;
+import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Mono;
+
+import org.springframework.mock.http.server.reactive.MockServerHttpRequest;
+import org.springframework.mock.web.server.MockServerWebExchange;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The WebFlux filter layer: a request that no filter applies to passes on at once, on the caller's thread, with no
+ * decision; one a filter applies to is decided.
+ */
+class RateLimitWebFilterTests {
+
+	private final AtomicInteger decisions = new AtomicInteger();
+
+	@Test
+	void aRequestNoFilterAppliesToPassesOnAtOnceWithoutADecisionWhileFiltersExist() {
+		RateLimitWebFilter filter = new RateLimitWebFilter(engine(new FilterDefinition("edge", 0, List.of("/api/**"),
+				List.of("POST"), new PolicyValues("ratelimit.filters.edge", Map.of("limit", 5L, "window", "1h")),
+				List.of())), 0);
+		for (MockServerHttpRequest request : List.of(MockServerHttpRequest.get("/orders").build(),
+				MockServerHttpRequest.get("/api/orders").build())) {
+			MockServerWebExchange exchange = MockServerWebExchange.from(request);
+			AtomicReference<Thread> chainedOn = new AtomicReference<>();
+			filter.filter(exchange, (chained) -> Mono.fromRunnable(() -> chainedOn.set(Thread.currentThread())))
+				.block(Duration.ofSeconds(5));
+			assertThat(chainedOn.get()).as("the chain of %s %s", request.getMethod(), request.getPath())
+				.isSameAs(Thread.currentThread());
+		}
+		assertThat(this.decisions).as("the store's decisions").hasValue(0);
+		MockServerWebExchange filtered = MockServerWebExchange.from(MockServerHttpRequest.post("/api/orders")
+			.remoteAddress(new InetSocketAddress("192.0.2.1", 40_000))
+			.build());
+		filter.filter(filtered, (chained) -> Mono.empty()).block(Duration.ofSeconds(5));
+		assertThat(this.decisions).as("the store's decisions once a filter applies").hasValue(1);
+	}
+
+	private RateLimitEngine engine(FilterDefinition... filters) {
+		PolicyCatalog catalog = PolicyCatalog.builder().filters(List.of(filters)).build();
+		return RateLimitEngine.builder(catalog, RateLimiter.of(new CountingStore()),
+				new StandardRateLimitHeadersWriter(), (request) -> String.valueOf(request.getRemoteAddr()))
+			.build();
+	}
+
+	/** The in-memory store, counting its decisions. */
+	private final class CountingStore implements RateLimitStore {
+
+		private final InMemoryRateLimitStore delegate = InMemoryRateLimitStore.create(100);
+
+		@Override
+		public Decision tryAcquire(RateLimitPolicy policy, String key, long cost) {
+			RateLimitWebFilterTests.this.decisions.incrementAndGet();
+			return this.delegate.tryAcquire(policy, key, cost);
+		}
+
+		@Override
+		public void reset(RateLimitPolicy policy, String key) {
+			this.delegate.reset(policy, key);
+		}
+
+		@Override
+		public boolean isLocal() {
+			return true;
+		}
+
+	}
+
+}
