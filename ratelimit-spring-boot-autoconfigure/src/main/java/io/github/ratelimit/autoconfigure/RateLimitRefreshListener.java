@@ -2,7 +2,6 @@ package io.github.ratelimit.autoconfigure;
 
 import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.Set;
 
 import io.github.ratelimit.engine.PolicyValues;
 import io.github.ratelimit.engine.RuntimeChanges;
@@ -15,15 +14,13 @@ import org.springframework.core.env.Environment;
 
 /**
  * Applies {@code ratelimit.policies.<name>} again when Spring Cloud's refresh changes it (an
- * {@link EnvironmentChangeEvent}): the counting values ({@code limit}, {@code window}, {@code burst},
- * {@code algorithm}, {@code mode}, {@code enabled}) of each policy whose configuration differs from the start, read
- * from the environment as it now is. Other settings (keys, costs, filters, stores) need a restart.
+ * {@link EnvironmentChangeEvent}): the values a change at run time may set ({@link RuntimeChanges#ATTRIBUTES}) of
+ * each policy whose configuration differs from the start, read from the environment as it now is. Other settings
+ * (keys, costs, filters, stores) need a restart.
  */
 final class RateLimitRefreshListener implements ApplicationListener<EnvironmentChangeEvent> {
 
 	private static final String POLICIES = "ratelimit.policies";
-
-	private static final Set<String> COUNTING = Set.of("limit", "window", "burst", "algorithm", "mode", "enabled");
 
 	private final RuntimeChanges changes;
 
@@ -61,7 +58,7 @@ final class RateLimitRefreshListener implements ApplicationListener<EnvironmentC
 		Map<String, Map<String, Object>> counting = new LinkedHashMap<>();
 		policies.forEach((name, policy) -> {
 			Map<String, Object> values = new LinkedHashMap<>(policy.toValues(POLICIES).values());
-			values.keySet().retainAll(COUNTING);
+			values.keySet().retainAll(RuntimeChanges.ATTRIBUTES);
 			counting.put(name, values);
 		});
 		return counting;

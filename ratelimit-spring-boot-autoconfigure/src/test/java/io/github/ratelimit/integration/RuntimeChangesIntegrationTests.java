@@ -216,7 +216,7 @@ class RuntimeChangesIntegrationTests {
 				.withMessageContaining("'burst' 2000000000 is out of bounds");
 			assertThatExceptionOfType(InvalidEndpointRequestException.class)
 				.isThrownBy(() -> endpoint.change(SecurityContext.NONE, "hot", 1L, null, null, null, null, null))
-				.withMessageContaining("'limit' 1 is out of bounds: it may not be below the policy's lease, 2");
+				.withMessageContaining("'lease' must be at most the limit (1) but was 2");
 			assertThatExceptionOfType(InvalidRateLimitPolicyException.class)
 				.isThrownBy(() -> context.getBean(RuntimeChanges.class).change("hot", Map.of("lease", "1")))
 				.withMessageContaining("'lease' cannot be changed at run time");

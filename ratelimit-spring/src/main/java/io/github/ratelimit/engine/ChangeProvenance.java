@@ -10,6 +10,7 @@ import java.util.Base64;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 
 import javax.crypto.Mac;
@@ -36,6 +37,9 @@ final class ChangeProvenance {
 
 	/** The change's HMAC-SHA256 under the secret, in Base64. */
 	static final String SIGNATURE = "signature";
+
+	/** What a change keeps of its provenance, beside its attributes. */
+	static final Set<String> KEYS = Set.of(CHANGED_BY, CHANGED_ON, CHANGED_AT, SIGNATURE);
 
 	/** The longest author kept with a change: longer names are cut. */
 	private static final int LONGEST_AUTHOR = 128;

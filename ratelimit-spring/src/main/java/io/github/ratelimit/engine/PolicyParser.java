@@ -164,11 +164,44 @@ final class PolicyParser {
 		});
 		return new PolicySpec(policy, declarationOf(where), values.sources(policy), keyExpression, key, cost, countOn,
 				skipExpression, tenant, settleExpression, planned, planSources, passedOn, (change) -> {
+					change.forEach((layer) -> checkRunTimeChange(name, layer));
 					List<PolicyValues> changed = new ArrayList<>(sources.size() + change.size());
 					changed.addAll(change);
 					changed.addAll(sources);
 					return parse(name, where, property, changed, parameterNames, parameterTypes);
 				});
+	}
+
+	/**
+	 * Refuse what an operator's change at run time may not set: an attribute other than those a change counts with,
+	 * a window, limit or burst out of the bounds (a typo must not leave keys in the store for years).
+	 */
+	private static void checkRunTimeChange(String name, PolicyValues layer) {
+		if (!PolicyValues.RUNTIME.equals(layer.source())) {
+			return;
+		}
+		for (Map.Entry<String, Object> value : layer.values().entrySet()) {
+			String attribute = value.getKey();
+			String text = String.valueOf(value.getValue()).trim();
+			if (!RuntimeChanges.ATTRIBUTES.contains(attribute)) {
+				throw new InvalidRateLimitPolicyException(name, "'" + attribute + "' cannot be changed at run "
+						+ "time; only limit, window, burst, algorithm, mode and enabled can");
+			}
+			Duration window = attribute.equals("window") ? parseDuration(text) : null;
+			if (window != null && (window.compareTo(RuntimeChanges.SHORTEST_WINDOW) < 0
+					|| window.compareTo(RuntimeChanges.LONGEST_WINDOW) > 0)) {
+				throw new InvalidRateLimitPolicyException(name, "'window' " + text + " is out of bounds: a change "
+						+ "may set a window from " + RuntimeChanges.SHORTEST_WINDOW.toSeconds() + "s to "
+						+ RuntimeChanges.LONGEST_WINDOW.toDays() + "d");
+			}
+			if ((attribute.equals("limit") || attribute.equals("burst")) && text.matches("[+-]?\\d{1,18}")) {
+				long units = Long.parseLong(text);
+				if (units < 1 || units > RuntimeChanges.MOST_UNITS) {
+					throw new InvalidRateLimitPolicyException(name, "'" + attribute + "' " + units + " is out of "
+							+ "bounds: a change may set it from 1 to " + RuntimeChanges.MOST_UNITS);
+				}
+			}
+		}
 	}
 
 	/** A lease as written: {@code auto}, a number of units, or empty for none. */

@@ -50,21 +50,14 @@ final class PolicySources {
 		return source != null && !PolicyValues.ANNOTATION.equals(source.source());
 	}
 
-	/** What a message about the attribute its text starts with adds: the property that set it. */
+	/** What a message about the attribute it starts with ({@code 'limit' must ...}) adds: the property that set it. */
 	String fromProperty(String message) {
-		for (String attribute : PolicyParser.SHOWN) {
-			if (message.startsWith("'" + attribute + "'") && isConfigured(attribute)) {
-				PolicyValues source = sourceSetting(attribute);
-				return " (from " + ((source != null) ? source.sourceOf(attribute) : attribute) + ")";
-			}
+		int end = message.startsWith("'") ? message.indexOf('\'', 1) : -1;
+		PolicyValues source = (end > 0) ? sourceSetting(message.substring(1, end)) : null;
+		if (source == null || PolicyValues.ANNOTATION.equals(source.source())) {
+			return "";
 		}
-		for (String attribute : List.of("count-on", "lease")) {
-			if (message.startsWith("'" + attribute + "'") && isConfigured(attribute)) {
-				PolicyValues source = sourceSetting(attribute);
-				return " (from " + ((source != null) ? source.sourceOf(attribute) : attribute) + ")";
-			}
-		}
-		return "";
+		return " (from " + source.sourceOf(message.substring(1, end)) + ")";
 	}
 
 	<T> T getOrDefault(String attribute, Class<T> type, T fallback) {

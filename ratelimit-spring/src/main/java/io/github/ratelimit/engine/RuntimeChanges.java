@@ -144,14 +144,7 @@ public final class RuntimeChanges implements SmartLifecycle {
 	 * @since 0.4.0
 	 */
 	public synchronized boolean change(String policy, Map<String, String> values, String author) {
-		for (String attribute : values.keySet()) {
-			if (!ATTRIBUTES.contains(attribute)) {
-				throw new InvalidRateLimitPolicyException(policy, "'" + attribute + "' cannot be changed at run "
-						+ "time; only limit, window, burst, algorithm, mode and enabled can");
-			}
-		}
 		Map<String, String> change = values.isEmpty() ? Map.of() : this.provenance.stamped(policy, values, author);
-		checkBounds(policy, change);
 		if (!this.catalog.checkChange(policy, layers(policy, change))) {
 			return false;
 		}
@@ -170,42 +163,6 @@ public final class RuntimeChanges implements SmartLifecycle {
 			this.stored = Map.copyOf(stored);
 		}
 		return true;
-	}
-
-	/**
-	 * Refuse a window, limit or burst out of the bounds, and a limit below the policy's lease, naming the value: a
-	 * typo must not leave keys in the store for years.
-	 */
-	private void checkBounds(String policy, Map<String, String> change) {
-		String window = change.get("window");
-		Duration parsed = (window != null) ? PolicyParser.parseDuration(window.trim()) : null;
-		if (parsed != null && (parsed.compareTo(SHORTEST_WINDOW) < 0 || parsed.compareTo(LONGEST_WINDOW) > 0)) {
-			throw new InvalidRateLimitPolicyException(policy, "'window' " + window + " is out of bounds: a change "
-					+ "may set a window from " + SHORTEST_WINDOW.toSeconds() + "s to " + LONGEST_WINDOW.toDays() + "d");
-		}
-		for (String attribute : List.of("limit", "burst")) {
-			Long units = number(change.get(attribute));
-			if (units != null && (units < 1 || units > MOST_UNITS)) {
-				throw new InvalidRateLimitPolicyException(policy, "'" + attribute + "' " + units + " is out of "
-						+ "bounds: a change may set it from 1 to " + MOST_UNITS);
-			}
-		}
-		Long limit = number(change.get("limit"));
-		PolicySpec spec = this.catalog.policy(policy);
-		long lease = (spec != null) ? spec.policy().lease() : 0;
-		if (limit != null && lease > 0 && limit < lease) {
-			throw new InvalidRateLimitPolicyException(policy, "'limit' " + limit + " is out of bounds: it may not be "
-					+ "below the policy's lease, " + lease);
-		}
-	}
-
-	private static @Nullable Long number(@Nullable String text) {
-		try {
-			return (text != null) ? Long.valueOf(text.trim()) : null;
-		}
-		catch (NumberFormatException ex) {
-			return null; // the policy's own check names it
-		}
 	}
 
 	/**
@@ -299,7 +256,6 @@ public final class RuntimeChanges implements SmartLifecycle {
 
 	private void applyKept(String name, Map<String, String> values) {
 		try {
-			checkBounds(name, values);
 			if (this.catalog.checkChange(name, layers(name, values))) {
 				apply(name, values);
 				logger.warn("Rate limit policy '" + name + "' " + (values.isEmpty()
@@ -316,10 +272,10 @@ public final class RuntimeChanges implements SmartLifecycle {
 		}
 	}
 
-	/** A change's attributes alone, without who made it. */
+	/** A change's attributes alone, without who made it (the parser refuses any a change may not set). */
 	private static Map<String, String> attributes(Map<String, String> change) {
 		Map<String, String> attributes = new LinkedHashMap<>(change);
-		attributes.keySet().retainAll(ATTRIBUTES);
+		attributes.keySet().removeAll(ChangeProvenance.KEYS);
 		return attributes;
 	}
 
