@@ -8,8 +8,8 @@ class CoreLayoutTests {
 	private final JavaClasses core = LayoutRules.productionClasses("io.github.ratelimit");
 
 	@Test
-	void theCoreImportsNoSpringServletOrHttpTypes() {
-		LayoutRules.coreIsFreeOfSpringAndHttp().check(this.core);
+	void theCoreDependsOnTheJdkAndJSpecifyOnly() {
+		LayoutRules.coreDependsOnTheJdkAndJSpecifyOnly().check(this.core);
 	}
 
 	@Test

@@ -8,12 +8,13 @@ import com.tngtech.archunit.lang.ArchRule;
 import com.tngtech.archunit.library.dependencies.SliceAssignment;
 import com.tngtech.archunit.library.dependencies.SliceIdentifier;
 
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
 
 /**
- * The rules of the module layout, checked by each module's tests on its own classes: the core knows nothing of
- * Spring or HTTP, stores know nothing of Spring Boot or the web, and no two packages depend on each other.
+ * The rules of the module layout, checked by each module's tests on its own classes: the core knows nothing but the
+ * JDK, stores know nothing of Spring Boot, the web or Reactor, and no two packages depend on each other.
  */
 public final class LayoutRules {
 
@@ -44,25 +45,41 @@ public final class LayoutRules {
 	}
 
 	/**
-	 * The core (model, limiter, SPI, memory store) imports no Spring, no servlet and no HTTP types.
+	 * The core (model, limiter, SPI, memory store) depends on the JDK and JSpecify's annotations only: no Spring, no
+	 * servlet or HTTP types, no Reactor.
 	 * @return the rule
 	 */
-	public static ArchRule coreIsFreeOfSpringAndHttp() {
-		return noClasses().should()
-			.dependOnClassesThat()
-			.resideInAnyPackage(concat(WEB, "org.springframework.."))
-			.as("the core imports no Spring, servlet or HTTP types");
+	public static ArchRule coreDependsOnTheJdkAndJSpecifyOnly() {
+		return classes().should()
+			.onlyDependOnClassesThat()
+			.resideInAnyPackage("java..", "io.github.ratelimit..", "org.jspecify..")
+			.as("the core depends on the JDK and JSpecify only");
 	}
 
 	/**
-	 * A store module imports no Spring Boot, servlet or web types.
+	 * A store module imports no Spring Boot, servlet, web or Reactor types.
 	 * @return the rule
 	 */
-	public static ArchRule storesAreFreeOfBootAndWeb() {
+	public static ArchRule storesAreFreeOfBootWebAndReactor() {
 		return noClasses().should()
 			.dependOnClassesThat()
-			.resideInAnyPackage(WEB)
-			.as("a store imports no Spring Boot, servlet or web types");
+			.resideInAnyPackage(concat(WEB, "reactor.."))
+			.as("a store imports no Spring Boot, servlet, web or Reactor types");
+	}
+
+	/**
+	 * A store module's only public class is its store: everything else is its own business.
+	 * @param store the store's class
+	 * @return the rule
+	 */
+	public static ArchRule theOnlyPublicClassIs(Class<?> store) {
+		return classes().that()
+			.arePublic()
+			.and()
+			.areTopLevelClasses()
+			.should()
+			.be(store)
+			.as("the only public class is " + store.getSimpleName());
 	}
 
 	/**
@@ -86,6 +103,20 @@ public final class LayoutRules {
 			.dependOnClassesThat()
 			.resideInAnyPackage(DECIDING)
 			.as("a web stack's adapters call the engine, never the limiter or a store");
+	}
+
+	/**
+	 * A web stack's request adapter answers what the engine asks of the request and never calls the engine back:
+	 * the client's address comes from the engine's own resolver.
+	 * @return the rule
+	 */
+	public static ArchRule requestAdaptersNeverCallTheEngine() {
+		return noClasses().that()
+			.implement("io.github.ratelimit.web.RateLimitRequest")
+			.should()
+			.dependOnClassesThat()
+			.haveNameMatching("io\\.github\\.ratelimit\\.engine\\.(RateLimitEngine|RateLimitSettlement|ClientIps)(\\$.*)?")
+			.as("a request adapter never calls the engine back");
 	}
 
 	/**

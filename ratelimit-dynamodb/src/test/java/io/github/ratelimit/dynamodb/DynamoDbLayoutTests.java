@@ -11,8 +11,13 @@ class DynamoDbLayoutTests {
 	private final JavaClasses dynamodb = LayoutRules.productionClasses("io.github.ratelimit.dynamodb");
 
 	@Test
-	void theDynamoDbStoreImportsNoSpringBootServletOrWebTypes() {
-		LayoutRules.storesAreFreeOfBootAndWeb().check(this.dynamodb);
+	void theStoreIsTheOnlyPublicClass() {
+		LayoutRules.theOnlyPublicClassIs(DynamoDbRateLimitStore.class).check(this.dynamodb);
+	}
+
+	@Test
+	void theDynamoDbStoreImportsNoSpringBootServletWebOrReactorTypes() {
+		LayoutRules.storesAreFreeOfBootWebAndReactor().check(this.dynamodb);
 	}
 
 	@Test

@@ -9,8 +9,13 @@ class RedisLayoutTests {
 	private final JavaClasses redis = LayoutRules.productionClasses("io.github.ratelimit.redis");
 
 	@Test
-	void theRedisStoreImportsNoSpringBootServletOrWebTypes() {
-		LayoutRules.storesAreFreeOfBootAndWeb().check(this.redis);
+	void theStoreIsTheOnlyPublicClass() {
+		LayoutRules.theOnlyPublicClassIs(RedisRateLimitStore.class).check(this.redis);
+	}
+
+	@Test
+	void theRedisStoreImportsNoSpringBootServletWebOrReactorTypes() {
+		LayoutRules.storesAreFreeOfBootWebAndReactor().check(this.redis);
 	}
 
 	@Test

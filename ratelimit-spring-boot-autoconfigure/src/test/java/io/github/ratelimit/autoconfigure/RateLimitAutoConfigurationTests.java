@@ -7,6 +7,7 @@ import io.github.ratelimit.RateLimitListener;
 import io.github.ratelimit.RateLimitPolicy;
 import io.github.ratelimit.limiter.RateLimiter;
 import io.github.ratelimit.TimeSource;
+import io.github.ratelimit.annotation.RateLimited;
 import io.github.ratelimit.aop.RateLimitInterceptor;
 import io.github.ratelimit.engine.PolicyCatalog;
 import io.github.ratelimit.metrics.RateLimitMetrics;
@@ -31,6 +32,7 @@ import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Lazy;
 import org.springframework.core.Ordered;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.http.ResponseEntity;
@@ -40,6 +42,7 @@ import org.springframework.web.bind.annotation.RestControllerAdvice;
 import org.springframework.web.method.ControllerAdviceBean;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
 class RateLimitAutoConfigurationTests {
 
@@ -51,6 +54,18 @@ class RateLimitAutoConfigurationTests {
 		assertThat(ClassUtils.isPresent("org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration",
 				getClass().getClassLoader()))
 			.isTrue();
+	}
+
+	@Test
+	void aLazyBeansPoliciesAreCheckedAtStartUpAndItsLimitsApplyOnceItIsCreated() {
+		this.runner.withPropertyValues("ratelimit.store=memory").withUserConfiguration(LazyLimited.class)
+			.run((context) -> {
+				assertThat(context.getBean(PolicyCatalog.class).policy("lazy-reports"))
+					.as("before the bean is created").isNotNull();
+				LazyReports reports = context.getBean(LazyReports.class);
+				assertThat(reports.report()).isEqualTo("report");
+				assertThatExceptionOfType(RateLimitExceededException.class).isThrownBy(reports::report);
+			});
 	}
 
 	@Test
@@ -399,6 +414,26 @@ class RateLimitAutoConfigurationTests {
 		@ExceptionHandler
 		ResponseEntity<String> handle(RateLimitExceededException ex) {
 			return ResponseEntity.status(429).body("slow down");
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class LazyLimited {
+
+		@Bean
+		@Lazy
+		LazyReports lazyReports() {
+			return new LazyReports();
+		}
+
+	}
+
+	static class LazyReports {
+
+		@RateLimited(name = "lazy-reports", limit = 1, window = "1h")
+		public String report() {
+			return "report";
 		}
 
 	}

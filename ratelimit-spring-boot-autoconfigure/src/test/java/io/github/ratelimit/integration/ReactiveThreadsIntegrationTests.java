@@ -40,7 +40,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * Which thread each step of a WebFlux request decided on Redis runs on: the handler on the request's own event loop
  * after Redis answered and after Redis timed out (never on Lettuce's I/O thread or the JVM's timer), the application's
- * code a policy calls (a bean in a key expression, a tenant source) off the event loop, and nothing blocking on an
+ * code a policy calls (a bean in a key expression, a tenant source) off the event loop, a cost settled after the
+ * response on Reactor's bounded elastic scheduler, and nothing blocking on an
  * event loop (BlockHound) while requests are admitted, rejected, given back, settled, looked up per tenant and decided
  * under a policy changed at run time.
  */
@@ -104,6 +105,13 @@ class ReactiveThreadsIntegrationTests {
 			assertThat(statuses).contains(200, 429);
 			app.getBean(RuntimeChanges.class).change("pair-inner", Map.of("limit", "10"));
 			assertThat(get(app, "/pair").statusCode()).as("under the changed limit").isEqualTo(200);
+			Set<String> settledOn = app.getBean(Threads.class).settle;
+			long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+			while (settledOn.size() < 1 && System.nanoTime() < deadline) {
+				Thread.sleep(10); // settled after the response, off the request's path
+			}
+			assertThat(settledOn).as("the settle expression's threads").isNotEmpty()
+				.allMatch((thread) -> thread.startsWith("boundedElastic"));
 		}
 	}
 
@@ -161,6 +169,13 @@ class ReactiveThreadsIntegrationTests {
 
 		final Set<String> tenantSource = ConcurrentHashMap.newKeySet();
 
+		final Set<String> settle = ConcurrentHashMap.newKeySet();
+
+		public int settled(String result) {
+			this.settle.add(Thread.currentThread().getName());
+			return result.length();
+		}
+
 		public String keyOf(String id) {
 			this.keyBean.add(Thread.currentThread().getName());
 			sleep(5);
@@ -208,7 +223,7 @@ class ReactiveThreadsIntegrationTests {
 		}
 
 		@RateLimited(name = "metered", algorithm = Algorithm.TOKEN_BUCKET, limit = 100, window = "1h", cost = "5",
-				key = "'metered'", settle = "#result.length()")
+				key = "'metered'", settle = "@threads.settled(#result)")
 		@GetMapping("/metered")
 		Mono<String> metered() {
 			return Mono.just("twelve chars");

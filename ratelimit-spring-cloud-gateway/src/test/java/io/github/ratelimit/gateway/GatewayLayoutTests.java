@@ -1,5 +1,7 @@
 package io.github.ratelimit.gateway;
 
+import java.util.Set;
+
 import com.tngtech.archunit.base.DescribedPredicate;
 import com.tngtech.archunit.core.domain.JavaClass;
 import com.tngtech.archunit.core.domain.JavaClasses;
@@ -26,12 +28,18 @@ class GatewayLayoutTests {
 
 	/**
 	 * The gateway is a WebFlux application: it builds on the WebFlux adapters, and of them uses only the exchange
-	 * that the filter layer hands on, so that a request decided by the filter layer is not decided again by a route.
+	 * that the filter layer hands on, so that a request decided by the filter layer is not decided again by a route,
+	 * and the return to the request's thread after a decision.
 	 */
 	@Test
-	void ofTheWebFluxAdaptersTheGatewayUsesOnlyTheExchangeTheFilterLayerHandsOn() {
+	void ofTheWebFluxAdaptersTheGatewayUsesOnlyTheExchangeTheFilterLayerHandsOnAndTheReturnToTheRequestsThread() {
 		noClasses().should().dependOnClassesThat(JavaClass.Predicates.resideInAPackage("io.github.ratelimit.webflux..")
 			.and(DescribedPredicate.not(JavaClass.Predicates.type(RateLimitWebFilter.class))))
+			.check(this.gateway);
+		noClasses().should()
+			.callCodeUnitWhere(DescribedPredicate.describe("RateLimitWebFilter other than exchangeOf, onRequestThread",
+					(call) -> call.getTargetOwner().isEquivalentTo(RateLimitWebFilter.class)
+							&& !Set.of("exchangeOf", "onRequestThread").contains(call.getName())))
 			.check(this.gateway);
 	}
 

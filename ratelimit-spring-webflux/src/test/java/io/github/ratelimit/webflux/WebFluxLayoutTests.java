@@ -9,6 +9,11 @@ class WebFluxLayoutTests {
 	private final JavaClasses webflux = LayoutRules.productionClasses("io.github.ratelimit.webflux");
 
 	@Test
+	void theWebFluxRequestAdapterNeverCallsTheEngine() {
+		LayoutRules.requestAdaptersNeverCallTheEngine().check(this.webflux);
+	}
+
+	@Test
 	void theWebFluxAdaptersDecideNothing() {
 		LayoutRules.adaptersDecideNothing().check(this.webflux);
 	}

@@ -9,6 +9,11 @@ class WebMvcLayoutTests {
 	private final JavaClasses webmvc = LayoutRules.productionClasses("io.github.ratelimit.webmvc");
 
 	@Test
+	void theMvcRequestAdapterNeverCallsTheEngine() {
+		LayoutRules.requestAdaptersNeverCallTheEngine().check(this.webmvc);
+	}
+
+	@Test
 	void theMvcAdaptersDecideNothing() {
 		LayoutRules.adaptersDecideNothing().check(this.webmvc);
 	}

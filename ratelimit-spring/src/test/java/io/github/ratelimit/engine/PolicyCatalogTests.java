@@ -1,5 +1,6 @@
 package io.github.ratelimit.engine;
 
+import java.lang.reflect.Method;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -10,6 +11,10 @@ import io.github.ratelimit.FailureMode;
 import io.github.ratelimit.RateLimitPolicy;
 import io.github.ratelimit.annotation.RateLimited;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
@@ -18,7 +23,23 @@ import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
  * The catalogue: one spec per policy whatever declared it, each value with its source, checked at start-up; lookups
  * that build nothing.
  */
+@ExtendWith(OutputCaptureExtension.class)
 class PolicyCatalogTests {
+
+	@Test
+	void aRequestOnAClassNoContextRegisteredFindsNoPolicyParsesNothingAndIsWarnedOfOnce(CapturedOutput output)
+			throws Exception {
+		PolicyCatalog catalog = PolicyCatalog.builder().build();
+		Method orders = Orders.class.getMethod("orders", String.class);
+		for (int i = 0; i < 3; i++) {
+			assertThat(catalog.lookup(orders, Orders.class)).as("the policies of a class never registered").isNull();
+		}
+		assertThat(catalog.policies()).as("policies parsed by the requests").isEmpty();
+		assertThat(output.getAll().lines().filter((line) -> line.contains(Orders.class.getName()
+				+ " are called on an instance that no application context registered"))).hasSize(1);
+		catalog.register(Orders.class);
+		assertThat(catalog.lookup(orders, Orders.class)).as("once registered").isNotNull();
+	}
 
 	@Test
 	void aPropertyOverridesTheAnnotationAndEachValueSaysWhereItCameFrom() {

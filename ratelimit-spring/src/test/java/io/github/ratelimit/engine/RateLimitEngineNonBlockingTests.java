@@ -3,8 +3,11 @@ package io.github.ratelimit.engine;
 import java.lang.reflect.Method;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.RejectedExecutionException;
 
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.RateLimitPolicy;
@@ -18,6 +21,8 @@ import io.github.ratelimit.store.Reservation;
 import io.github.ratelimit.web.MockRateLimitRequest;
 import io.github.ratelimit.web.RateLimitRequest;
 import io.github.ratelimit.web.StandardRateLimitHeadersWriter;
+import io.micrometer.observation.Observation;
+import io.micrometer.observation.ObservationHandler;
 import io.micrometer.observation.tck.TestObservationRegistry;
 import io.micrometer.observation.tck.TestObservationRegistryAssert;
 import org.jspecify.annotations.Nullable;
@@ -54,6 +59,31 @@ class RateLimitEngineNonBlockingTests extends RateLimitEngineTests {
 	}
 
 	@Test
+	void aLayerWhoseApplicationCodeTheRequestsExecutorRefusesFailsClosedWith503AndOneThatReadsOnlyTheRequestNeedsNoExecutor() throws Exception {
+		PolicyCatalog catalog = PolicyCatalog.builder().build();
+		catalog.register(Later.class);
+		RateLimitEngine engine = RateLimitEngine
+			.builder(catalog, RateLimiter.of(InMemoryRateLimitStore.create(100)), new StandardRateLimitHeadersWriter(),
+					(request) -> String.valueOf(request.getRemoteAddr()))
+			.build();
+		RateLimitRequest request = new MockRateLimitRequest().setApplicationCodeExecutor((task) -> {
+			throw new RejectedExecutionException("saturated");
+		});
+		RateLimitOutcome outcome = engine
+			.decideMethodAsync(Later.class.getMethod("applicationCodeKey"), Later.class, new Object[0], request)
+			.toCompletableFuture()
+			.join();
+		assertThat(outcome.isRejected()).as("admitted unplanned, a client saturating the executor passes").isTrue();
+		assertThat(outcome.rejection().getStatusCode().value()).isEqualTo(503);
+		RateLimitOutcome requestOnly = engine
+			.decideMethodAsync(Later.class.getMethod("twoLimits"), Later.class, new Object[0], request)
+			.toCompletableFuture()
+			.join();
+		assertThat(requestOnly.isRejected()).as("keys that read only the request: planned on the caller's thread")
+			.isFalse();
+	}
+
+	@Test
 	void theOutcomeCompletesWhenTheStoreAnswersWithTheHeadersOfEveryLimit() throws Exception {
 		MutableTimeSource clock = MutableTimeSource.at("2030-01-01T00:00:30Z");
 		LaterStore store = new LaterStore(InMemoryRateLimitStore.builder().clock(clock).build());
@@ -83,12 +113,26 @@ class RateLimitEngineNonBlockingTests extends RateLimitEngineTests {
 	}
 
 	@Test
-	void eachDecisionIsObservedUntilTheStoreAnswers() throws Exception {
+	void eachDecisionIsObservedUntilTheStoreAnswersAndStopsOnTheThreadTheAnswerArrivesOn() throws Exception {
 		MutableTimeSource clock = MutableTimeSource.at("2030-01-01T00:00:30Z");
 		LaterStore store = new LaterStore(InMemoryRateLimitStore.builder().clock(clock).build());
 		PolicyCatalog catalog = PolicyCatalog.builder().build();
 		catalog.register(Later.class);
 		TestObservationRegistry registry = TestObservationRegistry.create();
+		Set<String> stoppedOn = ConcurrentHashMap.newKeySet();
+		registry.observationConfig().observationHandler(new ObservationHandler<>() {
+
+			@Override
+			public void onStop(Observation.Context context) {
+				stoppedOn.add(Thread.currentThread().getName());
+			}
+
+			@Override
+			public boolean supportsContext(Observation.Context context) {
+				return true;
+			}
+
+		});
 		RateLimitEngine engine = RateLimitEngine
 			.builder(catalog, RateLimiter.builder(store).clock(clock).build(), new StandardRateLimitHeadersWriter(),
 					(request) -> String.valueOf(request.getRemoteAddr()))
@@ -106,6 +150,7 @@ class RateLimitEngineNonBlockingTests extends RateLimitEngineTests {
 			.isNotStopped();
 		store.answer();
 		assertThat(outcome.join().isRejected()).isFalse();
+		assertThat(stoppedOn).as("the threads the observations stopped on").containsExactly("store-client");
 		TestObservationRegistryAssert.assertThat(registry)
 			.forAllObservationsWithNameEqualTo("ratelimit.decision",
 					(observation) -> observation.hasLowCardinalityKeyValue("outcome", "allowed"))
@@ -120,6 +165,11 @@ class RateLimitEngineNonBlockingTests extends RateLimitEngineTests {
 		@RateLimited(name = "later-wide", limit = 10, window = "1m")
 		public String twoLimits() {
 			return "later";
+		}
+
+		@RateLimited(name = "application-code-key", limit = 10, window = "1m", key = "T(java.lang.String).valueOf(1)")
+		public String applicationCodeKey() {
+			return "planned off the event loop";
 		}
 
 	}
@@ -145,7 +195,7 @@ class RateLimitEngineNonBlockingTests extends RateLimitEngineTests {
 		void answer() throws InterruptedException {
 			List<Runnable> answers = new ArrayList<>(this.waiting);
 			this.waiting.clear();
-			Thread thread = new Thread(() -> answers.forEach(Runnable::run));
+			Thread thread = new Thread(() -> answers.forEach(Runnable::run), "store-client");
 			thread.start();
 			thread.join();
 		}

@@ -6,6 +6,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.Executor;
 
 import io.github.ratelimit.engine.RateLimitExchange;
 import org.jspecify.annotations.Nullable;
@@ -29,6 +30,8 @@ public final class MockRateLimitRequest implements RateLimitRequest, RateLimitEx
 	private @Nullable String remoteAddr = "127.0.0.1";
 
 	private @Nullable Principal principal;
+
+	private @Nullable Executor applicationCodeExecutor;
 
 	/**
 	 * Create a GET request from 127.0.0.1.
@@ -58,6 +61,17 @@ public final class MockRateLimitRequest implements RateLimitRequest, RateLimitEx
 	public MockRateLimitRequest setUserPrincipal(@Nullable Principal principal) {
 		this.principal = principal;
 		return this;
+	}
+
+	/** Name the executor the application's code runs on, as a non-blocking stack does. */
+	public MockRateLimitRequest setApplicationCodeExecutor(@Nullable Executor executor) {
+		this.applicationCodeExecutor = executor;
+		return this;
+	}
+
+	@Override
+	public @Nullable Executor applicationCodeExecutor() {
+		return this.applicationCodeExecutor;
 	}
 
 	/** The headers the engine had set on the response. */
