@@ -11,10 +11,13 @@ class DynamoDbRateLimitStoreNonBlockingConformanceTests extends DynamoDbRateLimi
 		return true;
 	}
 
-	/** A third of the long runs: a connection per request (see DynamoDbClients) makes each request slower. */
+	/**
+	 * A sixth of the long runs, still dozens of windows: a connection per request (see DynamoDbClients) makes each
+	 * request slower, and the arithmetic they check is the blocking suite's (the decisions are written once).
+	 */
 	@Override
 	protected double longRunShare() {
-		return 1.0 / 3;
+		return 1.0 / 6;
 	}
 
 }
