@@ -6,11 +6,10 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicReference;
 
-import io.github.ratelimit.Decision;
-import io.github.ratelimit.RateLimitPolicy;
 import io.github.ratelimit.annotation.RateLimited;
 import io.github.ratelimit.autoconfigure.RateLimitAutoConfiguration;
 import io.github.ratelimit.conformance.MutableTimeSource;
+import io.github.ratelimit.conformance.RecordingStore;
 import io.github.ratelimit.memory.InMemoryRateLimitStore;
 import io.github.ratelimit.store.RateLimitStore;
 import jakarta.servlet.Filter;
@@ -95,9 +94,9 @@ class RejectedRequestPathTests {
 
 	/** A still clock: no window ends between the two requests. */
 	private RateLimitStore stackRecordingStore() {
-		return new StackRecordingStore(InMemoryRateLimitStore.builder()
+		return new RecordingStore(InMemoryRateLimitStore.builder()
 			.clock(MutableTimeSource.at("2030-01-01T00:00:30Z"))
-			.build());
+			.build(), () -> this.stack.set(Thread.currentThread().getStackTrace()));
 	}
 
 	/** The modules of the classes, in the order entered: a module entered again after it was left appears twice. */
@@ -118,8 +117,9 @@ class RejectedRequestPathTests {
 			String type = stack[i].getClassName();
 			int nested = type.indexOf('$');
 			String outer = (nested < 0) ? type : type.substring(0, nested);
-			// The store's SPI defaults, which this test's store falls back to, are the store's own business.
+			// The test's store and the SPI's defaults it falls back to are the store's own business.
 			if (outer.startsWith("io.github.ratelimit.") && !outer.startsWith("io.github.ratelimit.store.")
+					&& !outer.startsWith("io.github.ratelimit.conformance.")
 					&& !outer.equals(RejectedRequestPathTests.class.getName())) {
 				classes.add(outer);
 			}
@@ -157,33 +157,6 @@ class RejectedRequestPathTests {
 		@GetMapping("/orders")
 		Mono<String> orders() {
 			return Mono.just("orders");
-		}
-
-	}
-
-	/** The in-memory store, keeping the stack of each decision. */
-	private final class StackRecordingStore implements RateLimitStore {
-
-		private final InMemoryRateLimitStore delegate;
-
-		StackRecordingStore(InMemoryRateLimitStore delegate) {
-			this.delegate = delegate;
-		}
-
-		@Override
-		public Decision tryAcquire(RateLimitPolicy policy, String key, long cost) {
-			RejectedRequestPathTests.this.stack.set(Thread.currentThread().getStackTrace());
-			return this.delegate.tryAcquire(policy, key, cost);
-		}
-
-		@Override
-		public void reset(RateLimitPolicy policy, String key) {
-			this.delegate.reset(policy, key);
-		}
-
-		@Override
-		public boolean isLocal() {
-			return true;
 		}
 
 	}

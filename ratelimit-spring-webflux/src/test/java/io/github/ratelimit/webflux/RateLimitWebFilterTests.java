@@ -7,15 +7,13 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
-import io.github.ratelimit.Decision;
-import io.github.ratelimit.RateLimitPolicy;
+import io.github.ratelimit.conformance.RecordingStore;
 import io.github.ratelimit.engine.FilterDefinition;
 import io.github.ratelimit.engine.PolicyCatalog;
 import io.github.ratelimit.engine.PolicyValues;
 import io.github.ratelimit.engine.RateLimitEngine;
 import io.github.ratelimit.limiter.RateLimiter;
 import io.github.ratelimit.memory.InMemoryRateLimitStore;
-import io.github.ratelimit.store.RateLimitStore;
 import io.github.ratelimit.web.StandardRateLimitHeadersWriter;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Mono;
@@ -57,32 +55,9 @@ class RateLimitWebFilterTests {
 
 	private RateLimitEngine engine(FilterDefinition... filters) {
 		PolicyCatalog catalog = PolicyCatalog.builder().filters(List.of(filters)).build();
-		return RateLimitEngine.builder(catalog, RateLimiter.of(new CountingStore()),
+		return RateLimitEngine.builder(catalog, RateLimiter.of(new RecordingStore(InMemoryRateLimitStore.create(100), this.decisions::incrementAndGet)),
 				new StandardRateLimitHeadersWriter(), (request) -> String.valueOf(request.getRemoteAddr()))
 			.build();
-	}
-
-	/** The in-memory store, counting its decisions. */
-	private final class CountingStore implements RateLimitStore {
-
-		private final InMemoryRateLimitStore delegate = InMemoryRateLimitStore.create(100);
-
-		@Override
-		public Decision tryAcquire(RateLimitPolicy policy, String key, long cost) {
-			RateLimitWebFilterTests.this.decisions.incrementAndGet();
-			return this.delegate.tryAcquire(policy, key, cost);
-		}
-
-		@Override
-		public void reset(RateLimitPolicy policy, String key) {
-			this.delegate.reset(policy, key);
-		}
-
-		@Override
-		public boolean isLocal() {
-			return true;
-		}
-
 	}
 
 }
