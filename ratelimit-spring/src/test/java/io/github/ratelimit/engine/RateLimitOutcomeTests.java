@@ -55,12 +55,14 @@ class RateLimitOutcomeTests {
 	}
 
 	@Test
-	void aStoreOutagesProblemNamesItsInstanceToo() {
+	void aStoreOutagesProblemIsOfTheDraftsTemporaryReducedCapacityTypeAndNamesItsInstance() {
 		RateLimitOutcome outcome = rejectedBy(new RateLimitUnavailableException(this.orders, rejected()));
 
 		JsonNode problem = this.json.readTree(outcome.problemJson("/api/v1/orders"));
 
 		assertThat(problem.get("status").asInt()).isEqualTo(503);
+		assertThat(problem.get("type").asString())
+			.isEqualTo("https://iana.org/assignments/http-problem-types#temporary-reduced-capacity");
 		assertThat(problem.get("instance").asString()).isEqualTo("/api/v1/orders");
 	}
 

@@ -90,7 +90,8 @@ class RedisOutageTests {
 			case DENY -> assertThat(answers).allSatisfy((answer) -> {
 				assertThat(answer.status()).isEqualTo(503);
 				assertThat(answer.response().headers().firstValue("Retry-After")).isPresent();
-				assertThat(answer.response().body()).contains("\"status\":503").contains("\"policy\":\"resources\"");
+				assertThat(answer.response().body()).contains("\"status\":503").contains("\"policy\":\"resources\"")
+					.contains("http-problem-types#temporary-reduced-capacity");
 			});
 			case LOCAL -> {
 				assertThat(answers.stream().filter((answer) -> answer.status() == 200)).hasSize(5);

@@ -43,7 +43,8 @@ class StoreOutageOverHttpTests {
 				assertThat(response.statusCode()).as(path).isEqualTo(503);
 				assertThat(response.headers().firstValue("Content-Type")).hasValue("application/problem+json");
 				assertThat(response.headers().firstValue("Retry-After")).isPresent();
-				assertThat(response.body()).contains("\"status\":503").contains("temporarily unavailable");
+				assertThat(response.body()).contains("\"status\":503")
+					.contains("http-problem-types#temporary-reduced-capacity").contains("temporarily unavailable");
 			}
 			assertThat(upstream.requests()).isZero();
 		}

@@ -43,6 +43,7 @@ class StoreOutageOverHttpTests {
 			assertThat(response.headers().firstValue("Content-Type")).hasValue("application/problem+json");
 			assertThat(response.headers().firstValue("Retry-After")).isPresent();
 			assertThat(response.body()).contains("\"status\":503")
+					.contains("http-problem-types#temporary-reduced-capacity")
 				.contains("\"policy\":\"" + (filterLayer ? "edge" : "resources") + "\"");
 		}
 	}
