@@ -145,7 +145,7 @@ class RateLimitEngineConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	RuntimeChanges rateLimitRuntimeChanges(PolicyCatalog catalog, RateLimitStore store, Environment environment) {
-		// Described in additional-spring-configuration-metadata.json: this module's Java is kept under 2,600 lines.
+		// ratelimit.changes.secret is described in additional-spring-configuration-metadata.json.
 		return new RuntimeChanges(catalog, store.sharedChanges(), environment.getProperty("ratelimit.changes.secret"));
 	}
 

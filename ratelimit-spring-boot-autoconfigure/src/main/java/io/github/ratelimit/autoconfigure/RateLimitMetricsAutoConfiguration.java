@@ -1,25 +1,14 @@
 package io.github.ratelimit.autoconfigure;
 
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicReferenceArray;
-import java.util.concurrent.atomic.LongAdder;
-
-import io.github.ratelimit.Decision;
-import io.github.ratelimit.PolicyMode;
-import io.github.ratelimit.RateLimitListener;
-import io.github.ratelimit.RateLimitPolicy;
 import io.github.ratelimit.limiter.RateLimiter;
 import io.github.ratelimit.memory.InMemoryRateLimitStore;
 import io.github.ratelimit.metrics.RateLimitMetrics;
 import io.github.ratelimit.observation.RateLimitMeterObservationHandler;
 import io.github.ratelimit.store.RateLimitStore;
-import io.micrometer.core.instrument.Counter;
-import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.binder.MeterBinder;
-import org.jspecify.annotations.Nullable;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -58,8 +47,10 @@ public final class RateLimitMetricsAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	RateLimitMetrics rateLimitMetrics(MeterRegistry meterRegistry, RateLimitProperties properties) {
-		return new RateLimitMetrics(meterRegistry, properties.getMetrics().getNearLimitRatio());
+	RateLimitMetrics rateLimitMetrics(MeterRegistry meterRegistry, ObjectProvider<RateLimitProperties> properties) {
+		// No properties when the application excluded RateLimitAutoConfiguration: nothing to count, but no failure.
+		return new RateLimitMetrics(meterRegistry,
+				properties.getIfAvailable(RateLimitProperties::new).getMetrics().getNearLimitRatio());
 	}
 
 	/** Times the decision observation; ordered before Boot's default meter handler, which times the others. */

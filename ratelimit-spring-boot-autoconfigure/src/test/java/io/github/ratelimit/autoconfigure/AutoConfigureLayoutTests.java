@@ -83,10 +83,11 @@ class AutoConfigureLayoutTests {
 
 	/**
 	 * What Spring Boot does stays small: request-time logic and everything a request meets live in the engine and the
-	 * web stacks' modules, so that this module only declares beans from properties.
+	 * web stacks' modules, so that this module only declares beans from properties, and says at start-up what went
+	 * wrong (failure analyzers) or what is limited (the start-up report).
 	 */
 	@Test
-	void theAutoConfigurationStaysWithinItsSizeOf2600Lines() throws IOException {
+	void theAutoConfigurationStaysWithinItsSizeOf2650Lines() throws IOException {
 		long lines;
 		try (Stream<Path> files = Files.walk(Path.of("src/main/java"))) {
 			lines = files.filter((file) -> file.toString().endsWith(".java")).mapToLong((file) -> {
@@ -98,7 +99,7 @@ class AutoConfigureLayoutTests {
 				}
 			}).sum();
 		}
-		assertThat(lines).isPositive().isLessThanOrEqualTo(2_600);
+		assertThat(lines).isPositive().isLessThanOrEqualTo(2_650);
 	}
 
 	/** The method, or the configuration class declaring it, says {@code @ConditionalOnMissingBean}. */

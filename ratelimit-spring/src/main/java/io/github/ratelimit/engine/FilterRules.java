@@ -24,7 +24,10 @@ import org.springframework.web.util.pattern.PatternParseException;
  */
 final class FilterRules {
 
-	private static final Set<String> HTTP_METHODS = Set.of("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS",
+	/** Where filters are configured. */
+	static final String PREFIX = "ratelimit.filters";
+
+	static final Set<String> HTTP_METHODS = Set.of("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS",
 			"TRACE");
 
 	private FilterRules() {
@@ -43,7 +46,7 @@ final class FilterRules {
 		ordered.sort(Comparator.comparingInt(FilterDefinition::order).thenComparing(FilterDefinition::name));
 		List<FilterRule> rules = new ArrayList<>(ordered.size());
 		for (FilterDefinition definition : ordered) {
-			String where = "ratelimit.filters." + PolicyParser.bracketed(definition.name());
+			String where = PREFIX + "." + PolicyParser.bracketed(definition.name());
 			List<PathPattern> patterns = patterns(definition, where);
 			Set<String> methods = methods(definition, where);
 			PolicySpec spec = declarer.declare(definition.name(), where, List.of(definition.values()));

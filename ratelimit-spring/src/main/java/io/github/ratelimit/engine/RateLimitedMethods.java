@@ -2,10 +2,12 @@ package io.github.ratelimit.engine;
 
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
+import java.util.ArrayList;
 import java.util.List;
 
 import io.github.ratelimit.annotation.RateLimited;
 
+import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.core.annotation.MergedAnnotation;
 import org.springframework.core.annotation.MergedAnnotations;
 import org.springframework.core.annotation.MergedAnnotations.SearchStrategy;
@@ -115,6 +117,24 @@ public final class RateLimitedMethods {
 			}
 		}
 		return false;
+	}
+
+	/**
+	 * Return the beans of a factory whose classes have rate limited methods, by their classes' simple names: what
+	 * should be limited, whether or not anything limits it.
+	 * @param beanFactory the bean factory
+	 * @return the simple names of the beans' classes, in the order the beans are defined
+	 * @since 0.4.0
+	 */
+	public static List<String> beansWithRateLimitedMethods(ConfigurableListableBeanFactory beanFactory) {
+		List<String> beans = new ArrayList<>();
+		for (String name : beanFactory.getBeanDefinitionNames()) {
+			Class<?> type = beanFactory.getType(name, false);
+			if (type != null && hasRateLimitedMethods(ClassUtils.getUserClass(type))) {
+				beans.add(ClassUtils.getUserClass(type).getSimpleName());
+			}
+		}
+		return beans;
 	}
 
 	/**
