@@ -13,10 +13,12 @@ import io.github.ratelimit.RateLimitPolicy;
 import io.github.ratelimit.engine.HeavyHitters;
 import io.github.ratelimit.engine.InvalidRateLimitPolicyException;
 import io.github.ratelimit.engine.PolicyCatalog;
+import io.github.ratelimit.engine.PolicyCatalogSummary;
 import io.github.ratelimit.engine.PolicySpec;
 import io.github.ratelimit.engine.RuntimeChanges;
 import io.github.ratelimit.internal.Durations;
 import io.github.ratelimit.limiter.RateLimiter;
+import io.github.ratelimit.web.HandlerMethods;
 import io.github.ratelimit.store.RateLimitStoreException;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -61,13 +63,15 @@ public class RateLimitsEndpoint {
 
 	private final KeyDisplay keys;
 
+	private final @Nullable HandlerMethods handlers;
+
 	/**
 	 * Create an endpoint whose changes apply to this instance alone, without heavy hitters.
 	 * @param catalog the declared policies
 	 * @param rateLimiter the limiter
 	 */
 	public RateLimitsEndpoint(PolicyCatalog catalog, RateLimiter rateLimiter) {
-		this(catalog, rateLimiter, new RuntimeChanges(catalog, null), null, KeyDisplay.fingerprinted(null));
+		this(catalog, rateLimiter, new RuntimeChanges(catalog, null), null, KeyDisplay.fingerprinted(null), null);
 	}
 
 	/**
@@ -77,15 +81,17 @@ public class RateLimitsEndpoint {
 	 * @param changes where changes go: to every instance sharing the store, or this one alone
 	 * @param heavyHitters the heaviest keys of each policy, shown by a policy's read, or {@code null}
 	 * @param keys how keys are shown and read: fingerprinted, or raw where granted
+	 * @param handlers the web stack's handler methods, whose unlimited ones the read lists, or {@code null}
 	 * @since 0.4.0
 	 */
 	public RateLimitsEndpoint(PolicyCatalog catalog, RateLimiter rateLimiter, RuntimeChanges changes,
-			@Nullable HeavyHitters heavyHitters, KeyDisplay keys) {
+			@Nullable HeavyHitters heavyHitters, KeyDisplay keys, @Nullable HandlerMethods handlers) {
 		this.catalog = catalog;
 		this.rateLimiter = rateLimiter;
 		this.changes = changes;
 		this.heavyHitters = heavyHitters;
 		this.keys = keys;
+		this.handlers = handlers;
 	}
 
 	/**
@@ -99,7 +105,8 @@ public class RateLimitsEndpoint {
 			.map((spec) -> describe(spec, false))
 			.toList();
 		return new RateLimitsDescriptor(this.rateLimiter.store().getClass().getSimpleName(), policies,
-				this.changes.storedChanges());
+				this.changes.storedChanges(),
+				(this.handlers != null) ? PolicyCatalogSummary.unlimited(this.catalog, this.handlers) : List.of());
 	}
 
 	/**
@@ -329,9 +336,11 @@ public class RateLimitsEndpoint {
 	 * @param policies the policies
 	 * @param changes by policy, the changes the store keeps (as last read), each with who made it, where and when,
 	 * and whether it applies here; in memory, those made on this instance (since 0.4.0)
+	 * @param unlimited the handler methods no limit covers (neither a policy of their own nor, for every HTTP method
+	 * and path they are mapped to, a filter), as {@code GET /api/health HealthController#health()} (since 0.4.0)
 	 */
 	public record RateLimitsDescriptor(String store, List<PolicyDescriptor> policies,
-			Map<String, RuntimeChanges.StoredChange> changes) {
+			Map<String, RuntimeChanges.StoredChange> changes, List<String> unlimited) {
 	}
 
 	/**

@@ -6,6 +6,7 @@ import io.github.ratelimit.engine.PolicyCatalog;
 import io.github.ratelimit.engine.RateLimitEngine;
 import io.github.ratelimit.engine.RuntimeChanges;
 import io.github.ratelimit.limiter.RateLimiter;
+import io.github.ratelimit.web.HandlerMethods;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.actuate.autoconfigure.endpoint.PropertiesEndpointAccessResolver;
@@ -34,12 +35,13 @@ public final class RateLimitEndpointAutoConfiguration {
 	@ConditionalOnMissingBean
 	RateLimitsEndpoint rateLimitsEndpoint(PolicyCatalog catalog, RateLimiter rateLimiter,
 			ObjectProvider<RuntimeChanges> runtimeChanges, ObjectProvider<RateLimitEngine> engine,
-			RateLimitProperties properties, Environment environment) {
+			RateLimitProperties properties, Environment environment, ObjectProvider<HandlerMethods> handlers) {
 		RateLimitEngine decides = engine.getIfAvailable();
 		return new RateLimitsEndpoint(catalog, rateLimiter,
 				runtimeChanges.getIfAvailable(() -> new RuntimeChanges(catalog, null)),
 				(decides != null) ? decides.heavyHitters() : null, KeyDisplay.of(environment,
-						new PropertiesEndpointAccessResolver(environment), properties.getHeavyHitters().isMaskClientIp()));
+						new PropertiesEndpointAccessResolver(environment), properties.getHeavyHitters().isMaskClientIp()),
+				handlers.getIfAvailable());
 	}
 
 }

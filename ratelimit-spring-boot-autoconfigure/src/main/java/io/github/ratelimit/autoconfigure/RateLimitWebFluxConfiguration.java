@@ -2,9 +2,11 @@ package io.github.ratelimit.autoconfigure;
 
 import io.github.ratelimit.aop.RateLimitedAnnotationBeanPostProcessor;
 import io.github.ratelimit.engine.RateLimitEngine;
+import io.github.ratelimit.web.HandlerMethods;
 import io.github.ratelimit.webflux.RateLimitExceptionHandler;
 import io.github.ratelimit.webflux.RateLimitWebFilter;
 import io.github.ratelimit.webflux.ReactiveRateLimitInterceptor;
+import io.github.ratelimit.webflux.WebFluxHandlerMethods;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanDefinition;
@@ -16,6 +18,7 @@ import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Role;
 import org.springframework.core.env.Environment;
 import org.springframework.web.reactive.DispatcherHandler;
+import org.springframework.web.reactive.result.method.annotation.RequestMappingHandlerMapping;
 
 /**
  * The engine on Spring WebFlux: the proxies of {@code @RateLimited} beans with their reactive interceptor, the filter
@@ -56,6 +59,12 @@ class RateLimitWebFluxConfiguration {
 	@ConditionalOnMissingBean
 	RateLimitExceptionHandler rateLimitWebFluxExceptionHandler() {
 		return new RateLimitExceptionHandler();
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	HandlerMethods rateLimitHandlerMethods(ObjectProvider<RequestMappingHandlerMapping> handlerMappings) {
+		return new WebFluxHandlerMethods(handlerMappings);
 	}
 
 }

@@ -3,6 +3,8 @@ package io.github.ratelimit.autoconfigure;
 import io.github.ratelimit.aop.RateLimitInterceptor;
 import io.github.ratelimit.aop.RateLimitedAnnotationBeanPostProcessor;
 import io.github.ratelimit.engine.RateLimitEngine;
+import io.github.ratelimit.web.HandlerMethods;
+import io.github.ratelimit.webmvc.MvcHandlerMethods;
 import io.github.ratelimit.webmvc.RateLimitExceptionHandler;
 import io.github.ratelimit.webmvc.RateLimitFilter;
 import io.github.ratelimit.webmvc.ServletCurrentExchange;
@@ -18,6 +20,7 @@ import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Role;
 import org.springframework.core.env.Environment;
 import org.springframework.web.servlet.DispatcherServlet;
+import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandlerMapping;
 
 /**
  * The engine on Spring MVC: the proxies of {@code @RateLimited} beans with their interceptor, the filter layer and the
@@ -61,6 +64,12 @@ class RateLimitWebMvcConfiguration {
 	@ConditionalOnMissingBean
 	RateLimitExceptionHandler rateLimitExceptionHandler() {
 		return new RateLimitExceptionHandler();
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	HandlerMethods rateLimitHandlerMethods(ObjectProvider<RequestMappingHandlerMapping> handlerMappings) {
+		return new MvcHandlerMethods(handlerMappings);
 	}
 
 }

@@ -250,7 +250,7 @@ class RuntimeChangesIntegrationTests {
 	private static RateLimitsEndpoint endpoint(ConfigurableApplicationContext context) {
 		return new RateLimitsEndpoint(context.getBean(PolicyCatalog.class), context.getBean(RateLimiter.class),
 				context.getBean(RuntimeChanges.class), null,
-				io.github.ratelimit.actuate.KeyDisplay.fingerprinted(null));
+				io.github.ratelimit.actuate.KeyDisplay.fingerprinted(null), null);
 	}
 
 	private static WebApplicationContextRunner onRedis(String prefix) {

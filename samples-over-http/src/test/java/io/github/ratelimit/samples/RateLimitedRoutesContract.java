@@ -73,6 +73,11 @@ abstract class RateLimitedRoutesContract {
 	/** Arguments of this stack's own for both instances, such as the gateway's upstream. */
 	abstract List<String> stackArgs();
 
+	/** The sample's handler methods that no limit covers, as the endpoint lists them: none, unless said. */
+	List<String> unlimitedHandlers() {
+		return List.of();
+	}
+
 	/** Arguments of this stack's own for {@link #sample}. */
 	List<String> sampleArgs() {
 		return List.of();
@@ -148,6 +153,17 @@ abstract class RateLimitedRoutesContract {
 				app.close();
 			}
 		}
+	}
+
+	@Test
+	void theStartUpLogSaysOnceWhatIsLimitedAndByHowManyPolicies() {
+		List<String> lines = this.sample.log().lines().filter((line) -> line.contains("Rate limits: ")).toList();
+		assertThat(lines).singleElement()
+			.asString()
+			.contains("INFO")
+			.containsPattern("Rate limits: (\\d+ methods?)?(, )?(( and )?\\d+ filters?)?(( and )?\\d+ gateway routes?)? "
+					+ "limited by \\d+ polic(y|ies)")
+			.contains((stack() == Stack.GATEWAY) ? " gateway route" : " method");
 	}
 
 	@Test
@@ -265,6 +281,8 @@ abstract class RateLimitedRoutesContract {
 		assertThat(policies.<List<Object>>read("$.policies[?(@.name == 'orders')].limit")).containsExactly(10);
 		assertThat(policies.<List<Object>>read("$.policies[?(@.name == 'resources')].limit")).containsExactly(5);
 		assertThat(policies.<String>read("$.store")).startsWith("InMemoryRateLimitStore");
+		assertThat(policies.<List<Object>>read("$.unlimited")).as("handler methods no limit covers")
+			.containsExactlyElementsOf(unlimitedHandlers());
 		awayFromTheEndOfAWindowOf(Duration.ofMinutes(1));
 		String user = newUser();
 		for (int i = 0; i < 11; i++) {
