@@ -17,7 +17,6 @@ import io.github.ratelimit.annotation.RateLimited;
 import io.github.ratelimit.conformance.MutableTimeSource;
 import io.github.ratelimit.limiter.RateLimiter;
 import io.github.ratelimit.memory.InMemoryRateLimitStore;
-import io.github.ratelimit.web.AppliedRateLimit;
 import io.github.ratelimit.web.ClientExemptions;
 import io.github.ratelimit.web.InvalidRateLimitCostException;
 import io.github.ratelimit.web.MockRateLimitRequest;
