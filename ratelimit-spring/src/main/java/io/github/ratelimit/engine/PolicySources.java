@@ -7,6 +7,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.TreeSet;
 
 import io.github.ratelimit.RateLimitPolicy;
 import org.jspecify.annotations.Nullable;
@@ -131,7 +132,6 @@ final class PolicySources {
 	/** By attribute, where the value came from: every attribute of the policy, as the endpoint shows them. */
 	Map<String, String> sources(RateLimitPolicy policy) {
 		Map<String, String> sources = new LinkedHashMap<>();
-		PolicyValues base = this.sources.get(this.sources.size() - 1);
 		for (String attribute : PolicyParser.SHOWN) {
 			if (attribute.equals("burst") && !policy.algorithm().isBucket()) {
 				continue;
@@ -140,18 +140,13 @@ final class PolicySources {
 			if (source != null) {
 				sources.put(attribute, source.sourceOf(attribute));
 			}
-			else if (attribute.equals("failure-mode")) {
-				sources.put(attribute, "ratelimit.failure-mode");
-			}
 			else {
-				sources.put(attribute, base.sourceOf(attribute));
+				sources.put(attribute, attribute.equals("failure-mode") ? "ratelimit.failure-mode" : DEFAULT);
 			}
 		}
-		for (String attribute : PolicyParser.PASSED_ON.keySet()) {
+		for (String attribute : new TreeSet<>(PolicyParser.PASSED_ON.keySet())) {
 			PolicyValues source = sourceSetting(attribute);
-			if (source != null) {
-				sources.put(attribute, source.sourceOf(attribute));
-			}
+			sources.put(attribute, (source != null) ? source.sourceOf(attribute) : DEFAULT);
 		}
 		for (String attribute : PolicyParser.PER_REQUEST) {
 			PolicyValues source = sourceSetting(attribute);

@@ -53,14 +53,16 @@ public record PolicyValues(String source, Map<String, Object> values) {
 	}
 
 	/**
-	 * Return the values an annotation sets: every attribute but the name, those left at {@link RateLimited#UNSET} or
-	 * empty excepted.
+	 * Return the values an annotation sets: every attribute but the name, those left at their default (so that the
+	 * endpoint says {@code default} for them, not {@code annotation}), at {@link RateLimited#UNSET} or empty excepted.
 	 * @param annotation the annotation
 	 * @return the values
 	 */
 	public static PolicyValues of(RateLimited annotation) {
-		Map<String, Object> values = new LinkedHashMap<>(MergedAnnotation.from(annotation).asMap());
+		MergedAnnotation<RateLimited> merged = MergedAnnotation.from(annotation);
+		Map<String, Object> values = new LinkedHashMap<>(merged.asMap());
 		values.remove("name");
+		values.keySet().removeIf(merged::hasDefaultValue);
 		values.values().removeIf((value) -> value instanceof Long number && number == RateLimited.UNSET);
 		return new PolicyValues(ANNOTATION, values);
 	}

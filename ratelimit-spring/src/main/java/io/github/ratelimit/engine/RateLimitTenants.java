@@ -6,6 +6,7 @@ import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
@@ -123,6 +124,14 @@ public final class RateLimitTenants implements AutoCloseable {
 		this.executor.allowCoreThreadTimeOut(true);
 		this.deadlines = new ScheduledThreadPoolExecutor(1, daemons("ratelimit-tenants-deadlines-"));
 		this.deadlines.setRemoveOnCancelPolicy(true);
+	}
+
+	/**
+	 * Return where a tenant's policy is built when a request finds its limits known but not built for the policy as
+	 * it counts now (after a refresh or a change): the tenants' own timer thread, which never calls the source.
+	 */
+	Executor builds() {
+		return this.deadlines;
 	}
 
 	private static ThreadFactory daemons(String prefix) {
@@ -367,9 +376,16 @@ public final class RateLimitTenants implements AutoCloseable {
 			this.limits = limits;
 		}
 
+		/** Whether the policy under these limits is built for the policy as it counts now: nothing left to parse. */
+		boolean isBuiltFor(PolicySpec spec) {
+			Built built = this.built;
+			return this.limits.isDefault() || (built != null && built.base == spec.policy());
+		}
+
 		/**
-		 * The policy under the tenant's limits, or {@code null} for the policy's own: built by the parser when the
-		 * answer comes (on the thread the source answered on), and again once after a change of the policy.
+		 * The policy under the tenant's limits, or {@code null} for the policy's own: built by the parser once per
+		 * version of the policy (the engine has it built off the request's thread, see {@link #isBuiltFor}), and a
+		 * failure kept as the result, so that invalid limits are not parsed again by every request.
 		 * @param spec the policy
 		 * @throws InvalidRateLimitPolicyException if the tenant's limits are invalid
 		 */
@@ -380,13 +396,22 @@ public final class RateLimitTenants implements AutoCloseable {
 			RateLimitPolicy base = spec.policy();
 			Built built = this.built;
 			if (built == null || built.base != base) {
-				built = new Built(base, spec.forTenant(tenant, this.limits.values("tenant '" + tenant + "'")));
+				try {
+					built = new Built(base, spec.forTenant(tenant, this.limits.values("tenant '" + tenant + "'")), null);
+				}
+				catch (InvalidRateLimitPolicyException | IllegalArgumentException ex) {
+					built = new Built(base, null, ex);
+				}
 				this.built = built;
+			}
+			if (built.failure != null) {
+				throw built.failure;
 			}
 			return built.policy;
 		}
 
-		private record Built(RateLimitPolicy base, RateLimitPolicy policy) {
+		private record Built(RateLimitPolicy base, @Nullable RateLimitPolicy policy,
+				@Nullable RuntimeException failure) {
 		}
 
 	}

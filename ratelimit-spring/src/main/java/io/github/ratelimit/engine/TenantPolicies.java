@@ -61,8 +61,13 @@ final class TenantPolicies {
 			if (lookups == null) {
 				lookups = new CompletableFuture<?>[specs.length];
 			}
-			lookups[i] = this.tenants.lookup(spec.policy().name(), tenant)
-				.handle((resolved, failure) -> tenantPolicy(spec, tenant, resolved, failure));
+			CompletableFuture<RateLimitTenants.Resolved> looked = this.tenants.lookup(spec.policy().name(), tenant);
+			// A known tenant's policy not built for the policy as it counts now is built off the request's thread:
+			// no request parses a policy.
+			boolean built = looked.isDone() && !looked.isCompletedExceptionally() && looked.join().isBuiltFor(spec);
+			lookups[i] = built ? looked.handle((resolved, failure) -> tenantPolicy(spec, tenant, resolved, failure))
+					: looked.handleAsync((resolved, failure) -> tenantPolicy(spec, tenant, resolved, failure),
+							this.tenants.builds());
 		}
 		if (lookups == null) {
 			return null;

@@ -56,8 +56,9 @@ class PolicyCatalogTests {
 		assertThat(orders.policy().failureMode()).isEqualTo(FailureMode.DENY);
 		assertThat(orders.sources()).containsExactly(Map.entry("algorithm", "ratelimit.policies.orders.algorithm"),
 				Map.entry("limit", "ratelimit.policies.orders.limit"), Map.entry("window", "annotation"),
-				Map.entry("burst", "annotation"), Map.entry("failure-mode", "ratelimit.failure-mode"),
-				Map.entry("mode", "annotation"), Map.entry("key", "annotation"), Map.entry("cost", "annotation"),
+				Map.entry("burst", "default"), Map.entry("failure-mode", "ratelimit.failure-mode"),
+				Map.entry("mode", "default"), Map.entry("description", "default"), Map.entry("lease", "default"),
+				Map.entry("key", "annotation"), Map.entry("cost", "default"),
 				Map.entry("count-on", "default"), Map.entry("skip", "default"), Map.entry("settle", "default"),
 				Map.entry("tenant", "default"), Map.entry("enabled", "default"));
 		assertThat(catalog.declaredBy("orders")).containsExactly("Orders#orders(String)");
@@ -182,7 +183,7 @@ class PolicyCatalogTests {
 			.build();
 		assertThat(catalog.policy("edge").policy().burst()).isEqualTo(20);
 		assertThat(catalog.policy("edge").sources()).containsEntry("burst", "ratelimit.filters.edge.burst")
-			.containsEntry("mode", "ratelimit.filters.edge.mode");
+			.containsEntry("mode", "default");
 	}
 
 	/** What a gateway refuses the case variants of: the paths of each filter that is on, in the order they decide. */

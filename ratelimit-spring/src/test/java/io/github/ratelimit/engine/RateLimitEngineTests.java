@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 
@@ -183,6 +184,42 @@ class RateLimitEngineTests {
 	}
 
 	@Test
+	void aTenantsPolicyIsBuiltOffTheRequestsThreadAlsoAfterAChangeAndInvalidLimitsAreNotParsedAgain() {
+		List<String> builtOn = new CopyOnWriteArrayList<>();
+		// initech's limits are ones the store refuses: invalid, each time they are built.
+		RateLimitTenants tenants = new RateLimitTenants((policy, tenant) -> tenant.equals("acme")
+				? TenantLimits.ofLimit(5) : TenantLimits.ofLimit(7), RateLimitTenants.boundedCache(100),
+				Duration.ofSeconds(10), Duration.ofHours(1), 1);
+		try {
+			// byTenant is 10 a minute: once requests come, a policy of 5 or 7 is a tenant's, built by the parser.
+			RateLimitEngine engine = engine((catalog) -> catalog.storeCheck((policy) -> {
+				if (policy.limit() == 5 || policy.limit() == 7) {
+					builtOn.add(Thread.currentThread().getName());
+				}
+				if (policy.limit() == 7) {
+					throw new IllegalArgumentException("the store cannot count 7");
+				}
+			}), (builder) -> builder.tenants(tenants));
+			builtOn.clear(); // other policies of the API, parsed at start-up
+			for (int i = 0; i < 3; i++) {
+				assertThat(decide(engine, "byTenant", new Object[] { "acme" }, request("198.51.100.1")).headers()
+					.getFirst("RateLimit-Limit")).isEqualTo("5");
+			}
+			engine.catalog().change("byTenant", List.of(values(PolicyValues.RUNTIME, "window", "2m")));
+			for (int i = 0; i < 3; i++) {
+				decide(engine, "byTenant", new Object[] { "acme" }, request("198.51.100.1"));
+				decide(engine, "byTenant", new Object[] { "initech" }, request("198.51.100.1"));
+			}
+			assertThat(builtOn).as("the threads acme's policy was built on, once per version, and initech's once")
+				.hasSize(3)
+				.allMatch((thread) -> thread.startsWith("ratelimit-tenants-"));
+		}
+		finally {
+			tenants.close();
+		}
+	}
+
+	@Test
 	void aRequestOneLimitRejectsTakesNothingFromTheOthersAndTheHeadersShowTheRejectingOne() {
 		RateLimitEngine engine = engine((catalog) -> {
 		});
@@ -325,6 +362,11 @@ class RateLimitEngineTests {
 		@RateLimited(name = "byUser", limit = 3, window = "1m", key = "#user")
 		public String byUser(Object user) {
 			return "user";
+		}
+
+		@RateLimited(name = "byTenant", limit = 10, window = "1m", key = "#tenant", tenant = "#tenant")
+		public String byTenant(String tenant) {
+			return "tenant";
 		}
 
 		@RateLimited(name = "costly", limit = 10, window = "1m", cost = "#units")
