@@ -24,8 +24,8 @@ final class LeaseBlock {
 
 	long lastKnownAt = Long.MIN_VALUE;
 
-	/** Whether the block was reset or dropped: it admits nothing more. */
-	boolean dropped;
+	/** Whether the block was reset or dropped: it admits nothing more, and takes no more units from the store. */
+	volatile boolean dropped;
 
 	/** The block being taken, which the key's other requests wait for rather than take one each. */
 	@Nullable CompletableFuture<Void> refilling;

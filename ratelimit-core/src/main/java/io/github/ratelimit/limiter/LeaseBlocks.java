@@ -45,7 +45,7 @@ final class LeaseBlocks {
 	@Nullable LeaseBlock block(Acquisition acquisition) {
 		BlockKey key = new BlockKey(acquisition.policy(), acquisition.key());
 		LeaseBlock block = this.blocks.get(key);
-		if (block != null) {
+		if (block != null && !block.dropped) {
 			return block;
 		}
 		if (this.blocks.size() >= LeasingStore.MAX_KEYS && purge() == 0) {
@@ -54,7 +54,8 @@ final class LeaseBlocks {
 		if (this.listening.compareAndSet(false, true)) {
 			this.store.addResetListener(new DropResetBlocks());
 		}
-		return this.blocks.computeIfAbsent(key, (k) -> new LeaseBlock());
+		// A block being dropped stays in the map a moment after it is marked: the key gets a new one in its place.
+		return this.blocks.compute(key, (k, current) -> (current == null || current.dropped) ? new LeaseBlock() : current);
 	}
 
 	/** Forget the blocks that have lapsed, at most once a second; return how many went. */

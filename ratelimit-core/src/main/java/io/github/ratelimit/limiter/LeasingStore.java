@@ -229,20 +229,27 @@ final class LeasingStore implements RateLimitStore {
 			long startedAt = this.clock.monotonicMillis();
 			CompletableFuture<Void> pending;
 			long size;
+			boolean dropped = false;
 			LeaseGrant grant = block.grant;
 			if (grant != null && grant.take(acquisition.cost(), startedAt)) {
 				request.decided(i, grant.admitted(policy, startedAt), grant.countedAt, block, true);
 				return CompletableFuture.completedFuture(null);
 			}
 			synchronized (block) {
+				if (block.dropped) {
+					dropped = true; // reset since this request found it: a block taken now would lapse unused
+				}
 				pending = block.refilling;
 				size = acquisition.cost();
-				if (pending == null) {
+				if (!dropped && pending == null) {
 					size = LeaseBlock.plannedSize(policy, block, acquisition.cost(), startedAt);
 					if (size > acquisition.cost()) {
 						block.refilling = new CompletableFuture<>();
 					}
 				}
+			}
+			if (dropped) {
+				return decideLeased(request, i, ask); // the key's new block
 			}
 			if (pending != null) {
 				// Another request of this instance is taking the key's block: use it rather than take one more.
