@@ -2,16 +2,12 @@ package io.github.ratelimit.limiter;
 
 import java.lang.reflect.Field;
 import java.time.Duration;
-import java.util.List;
 
 import io.github.ratelimit.Algorithm;
-import io.github.ratelimit.Decision;
 import io.github.ratelimit.RateLimitPolicy;
 import io.github.ratelimit.conformance.MutableTimeSource;
+import io.github.ratelimit.conformance.SharedInMemoryStore;
 import io.github.ratelimit.memory.InMemoryRateLimitStore;
-import io.github.ratelimit.store.Acquisition;
-import io.github.ratelimit.store.RateLimitStore;
-import io.github.ratelimit.store.Reservation;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -30,7 +26,7 @@ class DroppedLeaseBlockTests {
 	@EnumSource(value = Algorithm.class, names = "SLIDING_LOG", mode = EnumSource.Mode.EXCLUDE)
 	void aBlockMarkedDroppedButNotYetForgottenTakesNoMoreUnitsFromTheStore(Algorithm algorithm) throws Exception {
 		InMemoryRateLimitStore memory = InMemoryRateLimitStore.builder().clock(this.clock).build();
-		LeasingStore leasing = new LeasingStore(new Shared(memory), this.clock);
+		LeasingStore leasing = new LeasingStore(new SharedInMemoryStore(memory), this.clock);
 		RateLimitPolicy policy = RateLimitPolicy.builder("dropped").algorithm(algorithm).limit(30)
 			.window(Duration.ofMinutes(1)).lease(10).build();
 		for (int i = 0; i < 5; i++) {
@@ -57,42 +53,6 @@ class DroppedLeaseBlockTests {
 		Field field = LeasingStore.class.getDeclaredField("blocks");
 		field.setAccessible(true);
 		return (LeaseBlocks) field.get(leasing);
-	}
-
-	/** The in-memory store as a store this instance shares with others: one whose units it leases. */
-	private static final class Shared implements RateLimitStore {
-
-		private final InMemoryRateLimitStore delegate;
-
-		Shared(InMemoryRateLimitStore delegate) {
-			this.delegate = delegate;
-		}
-
-		@Override
-		public Decision tryAcquire(RateLimitPolicy policy, String key, long cost) {
-			return this.delegate.tryAcquire(policy, key, cost);
-		}
-
-		@Override
-		public Reservation tryAcquireAll(List<Acquisition> acquisitions) {
-			return this.delegate.tryAcquireAll(acquisitions);
-		}
-
-		@Override
-		public long currentTimeMillis() {
-			return this.delegate.currentTimeMillis();
-		}
-
-		@Override
-		public void reset(RateLimitPolicy policy, String key) {
-			this.delegate.reset(policy, key);
-		}
-
-		@Override
-		public boolean isLocal() {
-			return false;
-		}
-
 	}
 
 }

@@ -8,6 +8,7 @@ import io.github.ratelimit.Algorithm;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.RateLimitPolicy;
 import io.github.ratelimit.conformance.MutableTimeSource;
+import io.github.ratelimit.conformance.SharedInMemoryStore;
 import io.github.ratelimit.memory.InMemoryRateLimitStore;
 import io.github.ratelimit.store.Acquisition;
 import io.github.ratelimit.store.RateLimitStore;
@@ -125,16 +126,14 @@ class LeasedHotKeyTests {
 	}
 
 	/** An in-memory store seen as a shared one (so that blocks are leased), counting its decisions. */
-	private static final class Counting implements RateLimitStore {
-
-		private final RateLimitStore delegate;
+	private static final class Counting extends SharedInMemoryStore {
 
 		final AtomicLong single = new AtomicLong();
 
 		final AtomicLong together = new AtomicLong();
 
 		Counting(RateLimitStore delegate) {
-			this.delegate = delegate;
+			super(delegate);
 		}
 
 		long calls() {
@@ -144,43 +143,13 @@ class LeasedHotKeyTests {
 		@Override
 		public Decision tryAcquire(RateLimitPolicy policy, String key, long cost) {
 			this.single.incrementAndGet();
-			return this.delegate.tryAcquire(policy, key, cost);
+			return super.tryAcquire(policy, key, cost);
 		}
 
 		@Override
 		public Reservation tryAcquireAll(List<Acquisition> acquisitions) {
 			this.together.incrementAndGet();
-			return this.delegate.tryAcquireAll(acquisitions);
-		}
-
-		@Override
-		public Decision peek(RateLimitPolicy policy, String key) {
-			return this.delegate.peek(policy, key);
-		}
-
-		@Override
-		public void refund(Acquisition acquisition, long countedAtMillis) {
-			this.delegate.refund(acquisition, countedAtMillis);
-		}
-
-		@Override
-		public void refundAll(List<Acquisition> acquisitions, long[] countedAtMillis) {
-			this.delegate.refundAll(acquisitions, countedAtMillis);
-		}
-
-		@Override
-		public long currentTimeMillis() {
-			return this.delegate.currentTimeMillis();
-		}
-
-		@Override
-		public void reset(RateLimitPolicy policy, String key) {
-			this.delegate.reset(policy, key);
-		}
-
-		@Override
-		public boolean isLocal() {
-			return false;
+			return super.tryAcquireAll(acquisitions);
 		}
 
 	}

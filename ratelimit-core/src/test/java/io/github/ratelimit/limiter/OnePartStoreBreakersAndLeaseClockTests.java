@@ -11,6 +11,7 @@ import io.github.ratelimit.FailureMode;
 import io.github.ratelimit.RateLimitPolicy;
 import io.github.ratelimit.TimeSource;
 import io.github.ratelimit.conformance.MutableTimeSource;
+import io.github.ratelimit.conformance.SharedInMemoryStore;
 import io.github.ratelimit.memory.InMemoryRateLimitStore;
 import io.github.ratelimit.store.Acquisition;
 import io.github.ratelimit.store.RateLimitStore;
@@ -167,43 +168,25 @@ class OnePartStoreBreakersAndLeaseClockTests {
 	}
 
 	/** An in-memory store that says it is shared, so that blocks are leased; its failing algorithms' calls fail. */
-	private record SharedInMemory(RateLimitStore delegate, Set<Algorithm> failing) implements RateLimitStore {
+	private static final class SharedInMemory extends SharedInMemoryStore {
+
+		private final Set<Algorithm> failing;
+
+		SharedInMemory(RateLimitStore delegate, Set<Algorithm> failing) {
+			super(delegate);
+			this.failing = failing;
+		}
 
 		@Override
 		public Decision tryAcquire(RateLimitPolicy policy, String key, long cost) {
 			failIfFailing(policy);
-			return this.delegate.tryAcquire(policy, key, cost);
+			return super.tryAcquire(policy, key, cost);
 		}
 
 		@Override
 		public Reservation tryAcquireAll(List<Acquisition> acquisitions) {
 			acquisitions.forEach((acquisition) -> failIfFailing(acquisition.policy()));
-			return this.delegate.tryAcquireAll(acquisitions);
-		}
-
-		@Override
-		public void refund(Acquisition acquisition, long countedAtMillis) {
-			this.delegate.refund(acquisition, countedAtMillis);
-		}
-
-		@Override
-		public void refundAll(List<Acquisition> acquisitions, long[] countedAtMillis) {
-			this.delegate.refundAll(acquisitions, countedAtMillis);
-		}
-
-		@Override
-		public long currentTimeMillis() {
-			return this.delegate.currentTimeMillis();
-		}
-
-		@Override
-		public void reset(RateLimitPolicy policy, String key) {
-			this.delegate.reset(policy, key);
-		}
-
-		@Override
-		public boolean isLocal() {
-			return false;
+			return super.tryAcquireAll(acquisitions);
 		}
 
 		private void failIfFailing(RateLimitPolicy policy) {
