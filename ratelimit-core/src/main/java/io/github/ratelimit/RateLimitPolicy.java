@@ -45,6 +45,8 @@ public final class RateLimitPolicy {
 
 	private final Duration window;
 
+	private final @Nullable CalendarWindow calendar;
+
 	private final long windowMillis;
 
 	private final long burst;
@@ -67,7 +69,12 @@ public final class RateLimitPolicy {
 		this.variant = Checks.notNull(builder.variant, "variant");
 		this.algorithm = Checks.notNull(builder.algorithm, "algorithm");
 		this.limit = Checks.atLeast(builder.limit, 1, "limit");
-		this.window = Checks.positiveWholeMillis(builder.window, "window");
+		this.calendar = builder.calendar;
+		this.window = (this.calendar != null) ? Duration.ofMillis(this.calendar.windowMillis())
+				: Checks.positiveWholeMillis(builder.window, "window");
+		if (this.calendar != null) {
+			this.calendar.checkAppliesTo(this.algorithm, builder.lease);
+		}
 		if (this.window.compareTo(Duration.ofMillis(MAX_WINDOW_MILLIS)) > 0) {
 			throw new IllegalArgumentException("'window' must be at most " + MAX_WINDOW_MILLIS
 					+ "ms (arithmetic would overflow) but was '" + Durations.format(this.window) + "'");
@@ -83,7 +90,8 @@ public final class RateLimitPolicy {
 		this.unitsPerToken = this.windowMillis / gcd;
 		this.unitsPerMilli = this.limit / gcd;
 		checkExactArithmetic();
-		this.hash = Objects.hash(this.name, this.variant, this.algorithm, this.limit, this.windowMillis, this.burst);
+		this.hash = Objects.hash(this.name, this.variant, this.algorithm, this.limit, this.windowMillis, this.burst,
+				this.calendar);
 	}
 
 	private long checkLease(long lease) {
@@ -161,7 +169,7 @@ public final class RateLimitPolicy {
 	 * @return a builder
 	 */
 	public Builder toBuilder() {
-		return new Builder(this.name).variant(this.variant)
+		Builder builder = new Builder(this.name).variant(this.variant)
 			.algorithm(this.algorithm)
 			.limit(this.limit)
 			.window(this.window)
@@ -169,6 +177,8 @@ public final class RateLimitPolicy {
 			.failureMode(this.failureMode)
 			.mode(this.mode)
 			.lease(this.lease);
+		builder.calendar = this.calendar;
+		return builder;
 	}
 
 	/**
@@ -206,7 +216,8 @@ public final class RateLimitPolicy {
 	}
 
 	/**
-	 * Return the window length.
+	 * Return the window length: for a {@link #calendar() calendar window}, the length of every period on its window
+	 * time.
 	 * @return the window, a whole number of milliseconds
 	 */
 	public Duration window() {
@@ -214,7 +225,16 @@ public final class RateLimitPolicy {
 	}
 
 	/**
-	 * Return the window length in milliseconds.
+	 * Return the calendar window this policy counts in, if its windows start on calendar boundaries.
+	 * @return the calendar window, or {@code null} for windows of {@link #window()} aligned to the epoch
+	 * @since 0.5.0
+	 */
+	public @Nullable CalendarWindow calendar() {
+		return this.calendar;
+	}
+
+	/**
+	 * Return the window length in milliseconds (on window time for a {@link #calendar() calendar window}).
 	 * @return the window in milliseconds
 	 */
 	public long windowMillis() {
@@ -256,11 +276,6 @@ public final class RateLimitPolicy {
 	}
 
 	/**
-	 * Return how many units make one token in the exact integer form of the rate {@code limit/window} used by the
-	 * bucket algorithms: {@code window / gcd(limit, window)} (window in milliseconds).
-	 * @return the units per token
-	 */
-	/**
 	 * Return how many units an instance leases at a time for a key of this policy, admitting locally from the block
 	 * (see {@link Builder#lease}).
 	 * @return the units per block, 0 if this policy leases none, or {@link #LEASE_AUTO}
@@ -270,6 +285,11 @@ public final class RateLimitPolicy {
 		return this.lease;
 	}
 
+	/**
+	 * Return how many units make one token in the exact integer form of the rate {@code limit/window} used by the
+	 * bucket algorithms: {@code window / gcd(limit, window)} (window in milliseconds).
+	 * @return the units per token
+	 */
 	public long unitsPerToken() {
 		return this.unitsPerToken;
 	}
@@ -284,7 +304,8 @@ public final class RateLimitPolicy {
 	}
 
 	/**
-	 * Two policies are equal when they count the same way: same name, variant, algorithm, limit, window and burst.
+	 * Two policies are equal when they count the same way: same name, variant, algorithm, limit, window (calendar
+	 * window included) and burst.
 	 * The failure mode and the mode do not take part, since they do not change the counters.
 	 */
 	@Override
@@ -295,7 +316,7 @@ public final class RateLimitPolicy {
 		return obj instanceof RateLimitPolicy other && this.hash == other.hash && this.limit == other.limit
 				&& this.windowMillis == other.windowMillis && this.burst == other.burst
 				&& this.algorithm == other.algorithm && this.name.equals(other.name)
-				&& this.variant.equals(other.variant);
+				&& this.variant.equals(other.variant) && Objects.equals(this.calendar, other.calendar);
 	}
 
 	@Override
@@ -309,8 +330,17 @@ public final class RateLimitPolicy {
 	 * @return the description
 	 */
 	public String describe() {
-		return this.algorithm + " " + this.limit + " per " + Durations.format(this.window)
+		return this.algorithm + " " + this.limit + " per " + describeWindow()
 				+ (this.algorithm.isBucket() ? ", burst " + this.burst : "");
+	}
+
+	/**
+	 * Describe the window as it is configured: {@code 1m}, or for a calendar window {@code 1M in Europe/Berlin}.
+	 * @return the description
+	 * @since 0.5.0
+	 */
+	public String describeWindow() {
+		return (this.calendar != null) ? this.calendar.toString() : Durations.format(this.window);
 	}
 
 	@Override
@@ -334,6 +364,8 @@ public final class RateLimitPolicy {
 		private long limit;
 
 		private @Nullable Duration window;
+
+		private @Nullable CalendarWindow calendar;
 
 		private @Nullable Long burst;
 
@@ -388,6 +420,20 @@ public final class RateLimitPolicy {
 		 */
 		public Builder window(Duration window) {
 			this.window = window;
+			this.calendar = null;
+			return this;
+		}
+
+		/**
+		 * Set a window that starts on calendar boundaries: a day, a week or a month in a time zone. For
+		 * {@link Algorithm#FIXED} and {@link Algorithm#SLIDING_COUNTER}.
+		 * @param calendar the calendar window
+		 * @return this builder
+		 * @since 0.5.0
+		 */
+		public Builder window(CalendarWindow calendar) {
+			this.calendar = calendar;
+			this.window = null;
 			return this;
 		}
 
@@ -425,11 +471,6 @@ public final class RateLimitPolicy {
 		}
 
 		/**
-		 * Build the policy.
-		 * @return the policy
-		 * @throws IllegalArgumentException if a value is invalid; the message names the attribute and the value
-		 */
-		/**
 		 * Have each instance in front of a shared store take units of a hot key a block at a time, in one store call,
 		 * and admit from the block locally: a store call per block rather than per request. The fleet never admits
 		 * more than the policy; it may admit less while other instances hold units they have not used, at most
@@ -445,6 +486,11 @@ public final class RateLimitPolicy {
 			return this;
 		}
 
+		/**
+		 * Build the policy.
+		 * @return the policy
+		 * @throws IllegalArgumentException if a value is invalid; the message names the attribute and the value
+		 */
 		public RateLimitPolicy build() {
 			return new RateLimitPolicy(this);
 		}

@@ -13,7 +13,7 @@ import io.github.ratelimit.RateLimitPolicy;
  * </ul>
  * Mirrored by {@code fixed-window.lua}.
  */
-final class FixedWindow extends KeyState {
+final class FixedWindow extends WindowState {
 
 	private long start = Long.MIN_VALUE;
 
@@ -27,7 +27,7 @@ final class FixedWindow extends KeyState {
 	}
 
 	@Override
-	Decision acquire(RateLimitPolicy policy, long now, long cost) {
+	Decision decide(RateLimitPolicy policy, long now, long cost) {
 		long limit = policy.limit();
 		long window = policy.windowMillis();
 		now = Math.max(now, this.last);
@@ -48,6 +48,7 @@ final class FixedWindow extends KeyState {
 
 	@Override
 	void refund(RateLimitPolicy policy, long at, long cost) {
+		at = windowTime(policy, at);
 		if (this.start == at - Math.floorMod(at, policy.windowMillis())) {
 			this.count -= Math.min(cost, this.count);
 		}
@@ -55,6 +56,7 @@ final class FixedWindow extends KeyState {
 
 	@Override
 	void charge(RateLimitPolicy policy, long at, long cost) {
+		at = windowTime(policy, at);
 		if (this.start == at - Math.floorMod(at, policy.windowMillis())) {
 			this.count = Math.min(Long.MAX_VALUE / 4, this.count + Math.min(cost, Long.MAX_VALUE / 4));
 		}
@@ -62,7 +64,7 @@ final class FixedWindow extends KeyState {
 
 	@Override
 	long expiresAt(RateLimitPolicy policy) {
-		return this.start + policy.windowMillis();
+		return epochMillis(policy, this.start + policy.windowMillis());
 	}
 
 }

@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 
+import io.github.ratelimit.CalendarWindow;
 import io.github.ratelimit.RateLimitPolicy;
 import io.github.ratelimit.store.PolicyNames;
 import org.jspecify.annotations.Nullable;
@@ -85,7 +86,9 @@ final class PolicyTables {
 
 	/** Where a configuration's state is kept: its name, variant, window and algorithm (the buckets are one meter). */
 	private static String stateOf(RateLimitPolicy policy) {
-		return policy.name() + '\0' + policy.variant() + '\0' + policy.windowMillis() + '\0'
+		CalendarWindow calendar = policy.calendar();
+		return policy.name() + '\0' + policy.variant() + '\0' + policy.windowMillis()
+				+ ((calendar != null) ? calendar.period().name() : "") + '\0'
 				+ (policy.algorithm().isBucket() ? "bucket" : policy.algorithm().name());
 	}
 

@@ -18,7 +18,7 @@ import io.github.ratelimit.RateLimitPolicy;
  * </ul>
  * Mirrored by {@code sliding-counter.lua}.
  */
-final class SlidingCounter extends KeyState {
+final class SlidingCounter extends WindowState {
 
 	private long start = Long.MIN_VALUE;
 
@@ -33,7 +33,7 @@ final class SlidingCounter extends KeyState {
 	}
 
 	@Override
-	Decision acquire(RateLimitPolicy policy, long now, long cost) {
+	Decision decide(RateLimitPolicy policy, long now, long cost) {
 		long limit = policy.limit();
 		long window = policy.windowMillis();
 		now = Math.max(now, this.last);
@@ -98,6 +98,7 @@ final class SlidingCounter extends KeyState {
 
 	@Override
 	void refund(RateLimitPolicy policy, long at, long cost) {
+		at = windowTime(policy, at);
 		long window = policy.windowMillis();
 		long start = at - Math.floorMod(at, window);
 		if (this.start == start) {
@@ -110,6 +111,7 @@ final class SlidingCounter extends KeyState {
 
 	@Override
 	void charge(RateLimitPolicy policy, long at, long cost) {
+		at = windowTime(policy, at);
 		long window = policy.windowMillis();
 		long start = at - Math.floorMod(at, window);
 		long extra = Math.min(cost, Long.MAX_VALUE / 4);
@@ -123,7 +125,7 @@ final class SlidingCounter extends KeyState {
 
 	@Override
 	long expiresAt(RateLimitPolicy policy) {
-		return this.start + 2 * policy.windowMillis();
+		return epochMillis(policy, this.start + 2 * policy.windowMillis());
 	}
 
 }

@@ -2,8 +2,9 @@ package io.github.ratelimit.store;
 
 import java.util.concurrent.ConcurrentHashMap;
 
+import io.github.ratelimit.CalendarWindow;
 import io.github.ratelimit.RateLimitPolicy;
-import io.github.ratelimit.internal.Durations;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Holds a store to one configuration per policy name and variant at a time: what a store checks when it first meets
@@ -53,7 +54,7 @@ public final class PolicyNames {
 
 	/**
 	 * Return whether two configurations of a policy keep their state in the same place, so that one is a change of
-	 * the other that carries its counts over: same name, variant, window and algorithm (a token and a leaky bucket
+	 * the other that carries its counts over: same name, variant, window (a calendar window's period, whatever its zone) and algorithm (a token and a leaky bucket
 	 * are one meter), whatever their limit and burst. A fixed or sliding window's count, and a sliding log's entries,
 	 * mean the same under any limit; a bucket's level is kept in whole tokens, clamped to the new burst.
 	 * @param one a configuration
@@ -62,8 +63,15 @@ public final class PolicyNames {
 	 */
 	public static boolean sameState(RateLimitPolicy one, RateLimitPolicy other) {
 		return one.name().equals(other.name()) && one.variant().equals(other.variant())
-				&& one.windowMillis() == other.windowMillis() && (one.algorithm() == other.algorithm()
+				&& one.windowMillis() == other.windowMillis() && periodOf(one) == periodOf(other)
+				&& (one.algorithm() == other.algorithm()
 						|| (one.algorithm().isBucket() && other.algorithm().isBucket()));
+	}
+
+	/** The period of a calendar window: another time zone counts the same periods, so its counts carry over. */
+	private static CalendarWindow.@Nullable Period periodOf(RateLimitPolicy policy) {
+		CalendarWindow calendar = policy.calendar();
+		return (calendar != null) ? calendar.period() : null;
 	}
 
 	/**
@@ -80,8 +88,7 @@ public final class PolicyNames {
 	}
 
 	private static String describe(RateLimitPolicy policy) {
-		return policy.algorithm() + ", limit " + policy.limit() + " per " + Durations.format(policy.window())
-				+ (policy.algorithm().isBucket() ? ", burst " + policy.burst() : "");
+		return policy.algorithm() + ", limit " + policy.limit() + " per " + policy.describeWindow() + (policy.algorithm().isBucket() ? ", burst " + policy.burst() : "");
 	}
 
 }

@@ -1,6 +1,8 @@
 package io.github.ratelimit.conformance;
 
 import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneId;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -13,6 +15,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 import io.github.ratelimit.Algorithm;
+import io.github.ratelimit.CalendarWindow;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.RateLimitPolicy;
 import io.github.ratelimit.TimeSource;
@@ -880,6 +883,84 @@ public abstract class RateLimitStoreConformanceTests {
 		assertThat(take(policy, "k", 3).allowed()).isTrue();
 		refund(one, counted.countedAt(0));
 		assertThat(take(policy, "k", 1).allowed()).isFalse();
+	}
+
+	@ParameterizedTest
+	@EnumSource(value = Algorithm.class, names = { "FIXED", "SLIDING_COUNTER" })
+	void aCalendarMonthStartsAtTheZonesMidnightAndIsCountedDownToIt(Algorithm algorithm) {
+		RateLimitPolicy policy = calendarPolicy(algorithm, 3, CalendarWindow.Period.MONTH);
+		assumeSupported(policy);
+		this.clock.set(Instant.parse("2030-01-31T22:59:59Z").toEpochMilli()); // 23:59:59 in Berlin
+		assertThat(take(policy, "k", 3).allowed()).isTrue();
+		Decision rejected = take(policy, "k", 1);
+		assertThat(rejected.allowed()).isFalse();
+		if (algorithm == Algorithm.FIXED) {
+			assertThat(rejected.retryAfterMillis()).isEqualTo(1_000);
+			assertThat(rejected.resetAfterMillis()).isEqualTo(1_000);
+		}
+		else {
+			// The whole of January still weighs at February's start; it has faded by February's end (28 days).
+			assertThat(rejected.resetAfterMillis()).isEqualTo(1_000 + Duration.ofDays(28).toMillis());
+		}
+		this.clock.set(Instant.parse("2030-01-31T23:00:00Z").toEpochMilli()); // February in Berlin
+		assertThat(take(policy, "k", 1).allowed()).isEqualTo(algorithm == Algorithm.FIXED);
+		this.clock.set(Instant.parse("2030-02-14T23:00:00Z").toEpochMilli()); // half of February gone
+		// The fixed window: 3 - 2 used in February. The counter: ⌊3 - 3 × ½⌋ - 1, January weighing half.
+		assertThat(take(policy, "k", 1).remaining()).isEqualTo((algorithm == Algorithm.FIXED) ? 1 : 0);
+	}
+
+	@ParameterizedTest
+	@EnumSource(value = Algorithm.class, names = { "FIXED", "SLIDING_COUNTER" })
+	void aCalendarDayIsAsLongAsTheZoneMakesItWhenClocksChange(Algorithm algorithm) {
+		RateLimitPolicy policy = calendarPolicy(algorithm, 1, CalendarWindow.Period.DAY);
+		assumeSupported(policy);
+		// 2030-03-31 in Berlin: clocks go forward at 02:00, the day has 23 hours.
+		this.clock.set(Instant.parse("2030-03-30T23:00:00Z").toEpochMilli());
+		assertThat(take(policy, "spring", 1).allowed()).isTrue();
+		Decision spring = take(policy, "spring", 1);
+		// 2030-10-27: clocks go back at 03:00, the day has 25 hours.
+		this.clock.set(Instant.parse("2030-10-26T22:00:00Z").toEpochMilli());
+		assertThat(take(policy, "autumn", 1).allowed()).isTrue();
+		Decision autumn = take(policy, "autumn", 1);
+		if (algorithm == Algorithm.FIXED) {
+			assertThat(spring.retryAfterMillis()).isEqualTo(Duration.ofHours(23).toMillis());
+			assertThat(autumn.retryAfterMillis()).isEqualTo(Duration.ofHours(25).toMillis());
+		}
+		else {
+			// Until the end of the next day, whose whole length the unit still weighs in.
+			assertThat(spring.resetAfterMillis()).isEqualTo(Duration.ofHours(23 + 24).toMillis());
+			assertThat(autumn.resetAfterMillis()).isEqualTo(Duration.ofHours(25 + 24).toMillis());
+		}
+	}
+
+	@ParameterizedTest
+	@EnumSource(value = Algorithm.class, names = { "FIXED", "SLIDING_COUNTER" })
+	void aCalendarQuotaDecidedWithAnotherLimitIsAllOrNothingAndARefundGoesBackToItsMonth(Algorithm algorithm) {
+		RateLimitPolicy monthly = calendarPolicy(algorithm, 2, CalendarWindow.Period.MONTH);
+		RateLimitPolicy perMinute = policy(Algorithm.FIXED, 10, Duration.ofMinutes(1));
+		assumeSupported(monthly);
+		this.clock.set(Instant.parse("2030-05-20T10:00:00Z").toEpochMilli());
+		List<Acquisition> both = List.of(new Acquisition(monthly, "k", 1), new Acquisition(perMinute, "k", 1));
+		Reservation first = acquireAll(both);
+		assertThat(first.allowed()).isTrue();
+		assertThat(acquireAll(both).allowed()).isTrue();
+		Reservation third = acquireAll(both);
+		assertThat(third.allowed()).isFalse();
+		assertThat(third.decisions().get(0).retryAfterMillis()).isPositive();
+		// Counted at the time it was taken, on this machine's calendar: the refund finds its month.
+		assertThat(first.countedAt(0)).isBetween(this.clock.currentTimeMillis() - 1, this.clock.currentTimeMillis());
+		refund(both.get(0), first.countedAt(0));
+		assertThat(take(monthly, "k", 1).allowed()).isTrue();
+		assertThat(take(monthly, "k", 1).allowed()).isFalse();
+		assertThat(take(perMinute, "k", 1).remaining()).isEqualTo(7);
+	}
+
+	private static RateLimitPolicy calendarPolicy(Algorithm algorithm, long limit, CalendarWindow.Period period) {
+		return RateLimitPolicy.builder(nextName(algorithm))
+			.algorithm(algorithm)
+			.limit(limit)
+			.window(CalendarWindow.of(period, ZoneId.of("Europe/Berlin")))
+			.build();
 	}
 
 	protected final Reservation acquireAll(List<Acquisition> acquisitions) {
