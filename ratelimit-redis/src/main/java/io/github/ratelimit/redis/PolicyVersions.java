@@ -14,7 +14,6 @@ import io.github.ratelimit.Algorithm;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.RateLimitPolicy;
 import io.github.ratelimit.TimeSource;
-import io.github.ratelimit.internal.Durations;
 import io.github.ratelimit.redis.NameRegistrations.Registration;
 import org.jspecify.annotations.Nullable;
 
@@ -434,7 +433,7 @@ final class PolicyVersions {
 		}
 
 		private static String describe(RateLimitPolicy policy) {
-			return policy.algorithm() + " " + policy.limit() + " per " + Durations.format(policy.window())
+			return policy.algorithm() + " " + policy.limit() + " per " + policy.describeWindow()
 					+ (policy.algorithm().isBucket() ? " burst " + policy.burst() : "");
 		}
 

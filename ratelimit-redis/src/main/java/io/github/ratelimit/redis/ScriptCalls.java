@@ -15,6 +15,7 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.LongAdder;
 
 import io.github.ratelimit.Algorithm;
+import io.github.ratelimit.CalendarWindow;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.RateLimitPolicy;
 import io.github.ratelimit.TimeSource;
@@ -156,7 +157,10 @@ final class ScriptCalls implements SlotDecision.Calls, AutoCloseable {
 		byte[][] keys = new byte[batch.size() * keysPerCall][];
 		byte[][] args = new byte[script.args.length + batch.size()][];
 		System.arraycopy(script.args, 0, args, 0, script.args.length);
-		args[0] = now();
+		CalendarWindow calendar = script.policy.calendar();
+		long epochNow = (calendar != null) ? currentTimeMillis() : 0;
+		long windowNow = (calendar != null) ? calendar.windowTime(epochNow) : 0;
+		args[0] = (calendar != null) ? PolicyScript.bytes(windowNow) : now();
 		for (int i = 0; i < batch.size(); i++) {
 			PendingDecision call = batch.get(i);
 			System.arraycopy(call.keys, 0, keys, i * keysPerCall, keysPerCall);
@@ -165,11 +169,12 @@ final class ScriptCalls implements SlotDecision.Calls, AutoCloseable {
 		this.scriptCalls.increment();
 		this.decisions.add(batch.size());
 		return execute(script.script, keys, args).whenComplete((answers, failure) -> completed(script, batch, answers,
-				failure));
+				failure, windowNow, epochNow));
 	}
 
 	private static void completed(PolicyScript script, List<PendingDecision> batch, @Nullable List<Object> answers,
-			@Nullable Throwable failure) {
+			@Nullable Throwable failure, long windowNow, long epochNow) {
+		CalendarWindow calendar = script.policy.calendar();
 		long capacity = script.policy.capacity();
 		for (int i = 0; i < batch.size(); i++) {
 			PendingDecision call = batch.get(i);
@@ -180,9 +185,11 @@ final class ScriptCalls implements SlotDecision.Calls, AutoCloseable {
 			else {
 				int offset = 5 * i;
 				long remaining = Math.max(0, Math.min(capacity, number(answers, offset + 1)));
-				call.result.complete(new Decision(number(answers, offset) == 1, capacity, remaining,
+				Decision decision = new Decision(number(answers, offset) == 1, capacity, remaining,
 						number(answers, offset + 2), number(answers, offset + 3), number(answers, offset + 4),
-						Decision.Origin.STORE));
+						Decision.Origin.STORE);
+				call.result.complete((calendar != null) ? calendar.toEpochTime(decision, windowNow, epochNow)
+						: decision);
 			}
 		}
 	}
@@ -271,7 +278,15 @@ final class ScriptCalls implements SlotDecision.Calls, AutoCloseable {
 			System.arraycopy(script.args, 1, args, a, 5);
 			a += 5;
 			args[a++] = (acquisition.cost() == 1) ? ONE : PolicyScript.bytes(acquisition.cost());
-			args[a++] = (times != null) ? PolicyScript.bytes(times[i]) : ZERO;
+			CalendarWindow calendar = acquisition.policy().calendar();
+			if (calendar != null) {
+				// The script counts a calendar window on its window time, which a take is sent at, as Redis's TIME
+				// knows no time zone.
+				args[a++] = PolicyScript.bytes(calendar.windowTime((times != null) ? times[i] : currentTimeMillis()));
+			}
+			else {
+				args[a++] = (times != null) ? PolicyScript.bytes(times[i]) : ZERO;
+			}
 			weight += (this.coalescer != null) ? this.coalescer.weight(acquisition.policy()) : 1;
 		}
 		return new PendingGroup(keys.toArray(new byte[0][]), args, group.size(), mode == TAKE, System.nanoTime(),
@@ -337,6 +352,11 @@ final class ScriptCalls implements SlotDecision.Calls, AutoCloseable {
 				offset = Integer.MAX_VALUE / 2;
 			}
 		}
+	}
+
+	/** The time calendar windows are counted at: the injected clock's, or this machine's. */
+	private long currentTimeMillis() {
+		return (this.clock != null) ? this.clock.currentTimeMillis() : System.currentTimeMillis();
 	}
 
 	/** The time argument of a call: the injected clock's, or empty for Redis's own {@code TIME}. */

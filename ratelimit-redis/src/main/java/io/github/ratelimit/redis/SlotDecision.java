@@ -5,6 +5,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
+import io.github.ratelimit.CalendarWindow;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.RateLimitPolicy;
 import io.github.ratelimit.store.Acquisition;
@@ -86,6 +87,13 @@ final class SlotDecision {
 					number(answers, offset + 2), number(answers, offset + 3), number(answers, offset + 4),
 					Decision.Origin.STORE);
 			this.times[i] = number(answers, offset + 5);
+			CalendarWindow calendar = this.acquisitions.get(i).policy().calendar();
+			if (calendar != null) {
+				// Counted on the calendar's window time: back to milliseconds from when it was counted.
+				long windowTime = this.times[i];
+				this.times[i] = calendar.epochMillis(windowTime);
+				this.decisions[i] = calendar.toEpochTime(this.decisions[i], windowTime, this.times[i]);
+			}
 			this.admitted[g] &= this.decisions[i].allowed();
 			this.allowed &= this.decisions[i].allowed();
 		}

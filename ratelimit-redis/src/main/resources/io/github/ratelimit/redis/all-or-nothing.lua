@@ -10,7 +10,8 @@
 -- ARGV[2] least TTL in ms (0 in production)
 -- then per group: 'take', 'refund' or 'charge'; the number of its entries; and 8 arguments per entry: algorithm
 -- ('f' fixed window, 'l' sliding log, 'c' sliding counter, 'b' bucket), limit, window_ms, burst, units_per_token,
--- units_per_ms, cost, and for 'refund' and 'charge' the time the entry was counted at.
+-- units_per_ms, cost, and for 'refund' and 'charge' the time the entry was counted at; for 'take' the time to count
+-- it at when it is not 0: a calendar window's window time, which Redis's TIME cannot know.
 -- KEYS: one per entry, in order, group after group; two for the sliding log (the log and its summary).
 --
 -- Returns, per group, 0 then its answers, or the error that stopped the group (what it wrote before stays written,
@@ -31,6 +32,7 @@ else
   now = time[1] * 1000 + math.floor(time[2] / 1000)
 end
 local least_ttl = tonumber(ARGV[2])
+local call_now = now
 
 local function fixed_take(key, cost, limit, window)
   -- The common case first, as fixed-window.lua does: add to now's window, which is the key's latest when the key is
@@ -465,6 +467,12 @@ local function take_group(base, entries, k, result)
     local algorithm = ARGV[base + 1]
     local limit, window, burst = tonumber(ARGV[base + 2]), tonumber(ARGV[base + 3]), tonumber(ARGV[base + 4])
     local per_token, per_ms, cost = tonumber(ARGV[base + 5]), tonumber(ARGV[base + 6]), tonumber(ARGV[base + 7])
+    local at = tonumber(ARGV[base + 8])
+    if at > 0 then
+      now = at
+    else
+      now = call_now
+    end
     local allowed, remaining, reset, retry, next_unit, t
     if algorithm == 'f' then
       allowed, remaining, reset, retry, next_unit, t = fixed_take(KEYS[k], cost, limit, window)
@@ -486,6 +494,7 @@ local function take_group(base, entries, k, result)
     k = k + keys_of(base)
     base = base + 8
   end
+  now = call_now
   if not all_allowed then
     for a = 1, #admitted do
       local entry = admitted[a]
