@@ -4,11 +4,14 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 
+import io.github.ratelimit.Algorithm;
+import io.github.ratelimit.CalendarWindow;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.RateLimitPolicy;
 import io.github.ratelimit.store.Acquisition;
 import io.github.ratelimit.store.PolicyNames;
 import org.jspecify.annotations.Nullable;
+import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
 
 /**
  * What each algorithm does to its items: decide a request, name the items a reset deletes, and give back or charge
@@ -38,6 +41,14 @@ final class AlgorithmItems {
 	CompletableFuture<Decision> decide(DynamoDbCalls calls, RateLimitPolicy policy, String key, long cost, long now) {
 		try {
 			this.names.check(policy);
+			CalendarWindow calendar = policy.calendar();
+			if (calendar != null) {
+				long windowNow = calendar.windowTime(now);
+				CompletableFuture<Decision> decision = (policy.algorithm() == Algorithm.FIXED)
+						? this.fixedWindows.decide(calls, policy, key, windowNow, cost)
+						: this.slidingCounters.decide(calls, policy, key, windowNow, cost);
+				return decision.thenApply((decided) -> calendar.toEpochTime(decided, windowNow, now));
+			}
 			return switch (policy.algorithm()) {
 				case FIXED -> this.fixedWindows.decide(calls, policy, key, now, cost);
 				case SLIDING_COUNTER -> this.slidingCounters.decide(calls, policy, key, now, cost);
@@ -52,6 +63,7 @@ final class AlgorithmItems {
 
 	/** The items that hold the key's state under the policy, to delete for a reset. */
 	List<String> itemsToReset(RateLimitPolicy policy, String key, long now) {
+		now = windowTime(policy, now);
 		return switch (policy.algorithm()) {
 			case FIXED -> this.fixedWindows.itemsToReset(policy, key, now);
 			case SLIDING_COUNTER -> this.slidingCounters.itemsToReset(policy, key, now);
@@ -73,8 +85,20 @@ final class AlgorithmItems {
 	/** The key of the window item that counted an acquisition admitted at {@code countedAtMillis}. */
 	private String windowCounted(Acquisition acquisition, long countedAtMillis) {
 		long window = acquisition.policy().windowMillis();
-		return this.keys.window(acquisition.policy(), acquisition.key(),
-				countedAtMillis - Math.floorMod(countedAtMillis, window));
+		long countedAt = windowTime(acquisition.policy(), countedAtMillis);
+		return this.keys.window(acquisition.policy(), acquisition.key(), countedAt - Math.floorMod(countedAt, window));
+	}
+
+	/** The time a policy counts its windows on: its calendar window's window time, if it has one. */
+	static long windowTime(RateLimitPolicy policy, long epochMillis) {
+		CalendarWindow calendar = policy.calendar();
+		return (calendar != null) ? calendar.windowTime(epochMillis) : epochMillis;
+	}
+
+	/** The expiry of an item whose window ends at {@code windowTime}: in milliseconds since the epoch, for its TTL. */
+	static AttributeValue ttl(RateLimitPolicy policy, long windowTime) {
+		CalendarWindow calendar = policy.calendar();
+		return DynamoDbCalls.ttl((calendar != null) ? calendar.epochMillis(windowTime) : windowTime);
 	}
 
 	/**

@@ -40,7 +40,7 @@ final class FixedWindowItems {
 					Math.max(0, limit - DynamoDbCalls.number(item, "count", 0)), reset, Decision.NEVER, reset));
 		}
 		return calls.update(pk, "ADD #c :cost SET #t = :ttl", "attribute_not_exists(#c) OR #c <= :room", NAMES,
-				Map.of(":cost", DynamoDbCalls.number(cost), ":ttl", DynamoDbCalls.ttl(start + window), ":room",
+				Map.of(":cost", DynamoDbCalls.number(cost), ":ttl", AlgorithmItems.ttl(policy, start + window), ":room",
 						DynamoDbCalls.number(limit - cost)),
 				deadline)
 			.thenCompose((update) -> {

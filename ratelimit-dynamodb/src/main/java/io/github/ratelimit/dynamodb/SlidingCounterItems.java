@@ -56,7 +56,7 @@ final class SlidingCounterItems {
 					return rejectedAfterRead(calls, pk, deadline, policy, now, cost, start, previous, budget);
 				}
 				return calls.update(pk, "ADD #c :cost SET #t = :ttl", "attribute_not_exists(#c) OR #c <= :room", NAMES,
-						Map.of(":cost", DynamoDbCalls.number(cost), ":ttl", DynamoDbCalls.ttl(start + 2 * window),
+						Map.of(":cost", DynamoDbCalls.number(cost), ":ttl", AlgorithmItems.ttl(policy, start + 2 * window),
 								":room", DynamoDbCalls.number(mostCurrent)),
 						deadline)
 					.thenCompose((update) -> {

@@ -2,11 +2,15 @@ package io.github.ratelimit.dynamodb;
 
 import java.net.URI;
 import java.time.Duration;
+import java.time.Instant;
+import java.time.LocalDate;
+import java.time.ZoneId;
 import java.util.HashSet;
 import java.util.Map;
 import java.util.Set;
 
 import io.github.ratelimit.Algorithm;
+import io.github.ratelimit.CalendarWindow;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.RateLimitPolicy;
 import io.github.ratelimit.conformance.MutableTimeSource;
@@ -100,6 +104,34 @@ class DynamoDbRateLimitStoreIntegrationTests {
 		long ttl = Long.parseLong(update.expressionAttributeValues().get(":ttl").n());
 		assertThat(ttl).as("TTL in epoch seconds, after the window's end").isGreaterThan(
 				(this.clock.currentTimeMillis() / 1000) + 59);
+	}
+
+	@Test
+	void aCalendarMonthsItemsExpireAtTheMonthsRealEndInItsZone() {
+		ZoneId berlin = ZoneId.of("Europe/Berlin");
+		this.clock.set(Instant.parse("2030-02-10T12:00:00Z").toEpochMilli());
+		long march = LocalDate.of(2030, 3, 1).atStartOfDay(berlin).toEpochSecond();
+		for (Algorithm algorithm : new Algorithm[] { Algorithm.FIXED, Algorithm.SLIDING_COUNTER }) {
+			RateLimitPolicy policy = RateLimitPolicy.builder("calendar-" + algorithm)
+				.algorithm(algorithm)
+				.limit(100)
+				.window(CalendarWindow.of(CalendarWindow.Period.MONTH, berlin))
+				.build();
+			this.recorded.clear();
+			this.store.tryAcquire(policy, "dora", 1);
+			UpdateItemRequest update = this.recorded.all()
+				.stream()
+				.filter(UpdateItemRequest.class::isInstance)
+				.map(UpdateItemRequest.class::cast)
+				.findFirst()
+				.orElseThrow();
+			long ttl = Long.parseLong(update.expressionAttributeValues().get(":ttl").n());
+			// Past the end of the month (a sliding counter's: of the next one, which it still weighs in), with the
+			// store's minute of slack for clocks that run behind.
+			long end = (algorithm == Algorithm.FIXED) ? march
+					: LocalDate.of(2030, 4, 1).atStartOfDay(berlin).toEpochSecond();
+			assertThat(ttl).as(algorithm.name()).isEqualTo(end + 61);
+		}
 	}
 
 	@Test
