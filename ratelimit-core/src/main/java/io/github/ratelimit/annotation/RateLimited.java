@@ -60,10 +60,23 @@ public @interface RateLimited {
 
 	/**
 	 * Window length, in Spring Boot's duration syntax ({@code 500ms}, {@code 30s}, {@code 1m}, {@code 1h},
-	 * {@code 1d}) or ISO-8601 ({@code PT1M}). Required here or in {@code ratelimit.policies.<name>.window}.
+	 * {@code 1d}) or ISO-8601 ({@code PT1M}); or a calendar window of {@link Algorithm#FIXED} or
+	 * {@link Algorithm#SLIDING_COUNTER}: {@code 1M} (a month, upper-case {@code M}), {@code 1w} (a week from
+	 * Monday), and with a {@link #zone()} {@code 1d} (a day from midnight), which start on calendar boundaries in the
+	 * zone (UTC when none is set). Required here or in {@code ratelimit.policies.<name>.window}.
 	 * @return the window
 	 */
 	String window() default "";
+
+	/**
+	 * Time zone whose calendar a window of {@code 1d}, {@code 1w} or {@code 1M} follows ({@code Europe/Berlin},
+	 * {@code UTC}): windows start at its midnights, of their real length (days of 23 or 25 hours where daylight
+	 * saving time changes, months of 28 to 31 days). Empty (the default): a day is 24 hours from midnight UTC, and
+	 * weeks and months follow UTC. {@code ratelimit.policies.<name>.zone} overrides it.
+	 * @return the zone's id, or empty
+	 * @since 0.5.0
+	 */
+	String zone() default "";
 
 	/**
 	 * Algorithm that enforces the limit.

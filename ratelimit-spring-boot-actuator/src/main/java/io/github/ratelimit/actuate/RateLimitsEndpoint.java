@@ -16,7 +16,6 @@ import io.github.ratelimit.engine.PolicyCatalog;
 import io.github.ratelimit.engine.PolicyCatalogSummary;
 import io.github.ratelimit.engine.PolicySpec;
 import io.github.ratelimit.engine.RuntimeChanges;
-import io.github.ratelimit.internal.Durations;
 import io.github.ratelimit.limiter.RateLimiter;
 import io.github.ratelimit.web.HandlerMethods;
 import io.github.ratelimit.store.RateLimitStoreException;
@@ -240,7 +239,7 @@ public class RateLimitsEndpoint {
 
 	private static String summary(PolicySpec spec) {
 		RateLimitPolicy policy = spec.policy();
-		return policy.algorithm() + " " + policy.limit() + " per " + Durations.format(policy.window())
+		return policy.algorithm() + " " + policy.limit() + " per " + policy.describeWindow()
 				+ (policy.algorithm().isBucket() ? " burst " + policy.burst() : "") + " " + policy.mode()
 				+ (spec.isEnabled() ? "" : " (disabled)");
 	}
@@ -292,10 +291,10 @@ public class RateLimitsEndpoint {
 		RateLimitPolicy policy = declared.policy();
 		Map<String, PlanDescriptor> plans = new LinkedHashMap<>();
 		declared.plans().forEach((plan, variant) -> plans.put(plan, new PlanDescriptor(variant.limit(),
-				Durations.format(variant.window()), variant.algorithm().isBucket() ? variant.burst() : null,
+				variant.describeWindow(), variant.algorithm().isBucket() ? variant.burst() : null,
 				declared.planSources().getOrDefault(plan, Map.of()))));
 		return new PolicyDescriptor(policy.name(), policy.algorithm().name(), policy.limit(),
-				Durations.format(policy.window()), policy.algorithm().isBucket() ? policy.burst() : null,
+				policy.describeWindow(), policy.algorithm().isBucket() ? policy.burst() : null,
 				policy.failureMode().name(), policy.mode().name(), declared.value("description", String.class),
 				(policy.lease() == 0) ? null
 						: (policy.lease() == RateLimitPolicy.LEASE_AUTO) ? "auto" : String.valueOf(policy.lease()),

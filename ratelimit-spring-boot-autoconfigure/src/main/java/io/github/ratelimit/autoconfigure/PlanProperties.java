@@ -1,12 +1,9 @@
 package io.github.ratelimit.autoconfigure;
 
-import java.time.Duration;
-import java.time.temporal.ChronoUnit;
 
 import io.github.ratelimit.engine.PolicyValues;
 import org.jspecify.annotations.Nullable;
 
-import org.springframework.boot.convert.DurationUnit;
 
 /**
  * What a plan changes of one policy ({@code ratelimit.plans.<plan>.<policy>}).
@@ -28,11 +25,10 @@ public class PlanProperties {
 	private @Nullable Long limit;
 
 	/**
-	 * Window under this plan. If a duration suffix is not specified, seconds will be used. When not set, the
-	 * policy's window applies.
+	 * Window under this plan: a duration (seconds if no unit is given), or 1d, 1w or 1M as for the policy's window,
+	 * in the policy's zone. When not set, the policy's window applies.
 	 */
-	@DurationUnit(ChronoUnit.SECONDS)
-	private @Nullable Duration window;
+	private @Nullable String window;
 
 	/**
 	 * Burst under this plan (bucket algorithms). When not set, the policy's burst applies, or the plan's limit if
@@ -48,11 +44,11 @@ public class PlanProperties {
 		this.limit = limit;
 	}
 
-	public @Nullable Duration getWindow() {
+	public @Nullable String getWindow() {
 		return this.window;
 	}
 
-	public void setWindow(@Nullable Duration window) {
+	public void setWindow(@Nullable String window) {
 		this.window = window;
 	}
 

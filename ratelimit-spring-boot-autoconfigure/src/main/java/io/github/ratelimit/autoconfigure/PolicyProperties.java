@@ -1,8 +1,7 @@
 package io.github.ratelimit.autoconfigure;
 
 import java.beans.PropertyDescriptor;
-import java.time.Duration;
-import java.time.temporal.ChronoUnit;
+import java.time.ZoneId;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -15,7 +14,6 @@ import org.jspecify.annotations.Nullable;
 
 import org.springframework.beans.BeanWrapper;
 import org.springframework.beans.BeanWrapperImpl;
-import org.springframework.boot.convert.DurationUnit;
 
 /**
  * Settings of one policy: over the annotations that declare it ({@code ratelimit.policies.<name>}), or of a
@@ -31,11 +29,18 @@ public class PolicyProperties {
 	private @Nullable Long limit;
 
 	/**
-	 * Window length. If a duration suffix is not specified, seconds will be used. When not set, the annotation's
-	 * window; a filter requires it.
+	 * Window length: a duration (500ms, 30s, 1m, 1h, 1d or PT1M; seconds if no unit is given), or a calendar window
+	 * of fixed and sliding-counter: 1M (a month, upper-case M), 1w (a week from Monday), and with a zone 1d (a day
+	 * from midnight). When not set, the annotation's window; a filter requires it.
 	 */
-	@DurationUnit(ChronoUnit.SECONDS)
-	private @Nullable Duration window;
+	private @Nullable String window;
+
+	/**
+	 * Time zone whose calendar a window of 1d, 1w or 1M follows, such as Europe/Berlin: windows start at its
+	 * midnights, of their real length (days of 23 or 25 hours where daylight saving time changes). When not set,
+	 * the annotation's zone, or else UTC.
+	 */
+	private @Nullable ZoneId zone;
 
 	/**
 	 * Algorithm that enforces the limit. When not set, the annotation's algorithm, or else fixed.
@@ -210,12 +215,20 @@ public class PolicyProperties {
 		this.limit = limit;
 	}
 
-	public @Nullable Duration getWindow() {
+	public @Nullable String getWindow() {
 		return this.window;
 	}
 
-	public void setWindow(@Nullable Duration window) {
+	public void setWindow(@Nullable String window) {
 		this.window = window;
+	}
+
+	public @Nullable ZoneId getZone() {
+		return this.zone;
+	}
+
+	public void setZone(@Nullable ZoneId zone) {
+		this.zone = zone;
 	}
 
 	public @Nullable Algorithm getAlgorithm() {

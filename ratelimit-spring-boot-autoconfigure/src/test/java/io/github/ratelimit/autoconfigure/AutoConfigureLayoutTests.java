@@ -87,7 +87,7 @@ class AutoConfigureLayoutTests {
 	 * wrong (failure analyzers) or what is limited (the start-up report).
 	 */
 	@Test
-	void theAutoConfigurationStaysWithinItsSizeOf2650Lines() throws IOException {
+	void theAutoConfigurationStaysWithinItsSizeOf2660Lines() throws IOException {
 		long lines;
 		try (Stream<Path> files = Files.walk(Path.of("src/main/java"))) {
 			lines = files.filter((file) -> file.toString().endsWith(".java")).mapToLong((file) -> {
@@ -99,7 +99,7 @@ class AutoConfigureLayoutTests {
 				}
 			}).sum();
 		}
-		assertThat(lines).isPositive().isLessThanOrEqualTo(2_650);
+		assertThat(lines).isPositive().isLessThanOrEqualTo(2_660);
 	}
 
 	/** The method, or the configuration class declaring it, says {@code @ConditionalOnMissingBean}. */

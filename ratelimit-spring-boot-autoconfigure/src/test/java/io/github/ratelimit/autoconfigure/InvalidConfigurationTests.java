@@ -152,6 +152,32 @@ class InvalidConfigurationTests {
 	}
 
 	@Test
+	void aZoneOnAWindowThatIsNoCalendarWindow() {
+		this.runner.withUserConfiguration(Valid.class)
+			.withPropertyValues("ratelimit.policies.valid.zone=Europe/Berlin")
+			.run((context) -> assertThat(findCause(context.getStartupFailure())).hasMessageEndingWith(
+					"'zone' Europe/Berlin applies to a calendar window (1d, 1w or 1M), not to '1m' (from "
+							+ "ratelimit.policies.valid.zone)"));
+	}
+
+	@Test
+	void monthsOtherThanOneAndCalendarWindowsOfABucket() {
+		this.runner.withUserConfiguration(Valid.class)
+			.withPropertyValues("ratelimit.policies.valid.window=5M")
+			.run((context) -> assertThat(findCause(context.getStartupFailure())).hasMessageContaining(
+					"'window' '5M' is not a window: an upper-case M is a calendar month, and a calendar window is 1M; "
+							+ "write minutes with a lower-case m (from ratelimit.policies.valid.window)"));
+		this.runner.withUserConfiguration(Valid.class)
+			.withPropertyValues("ratelimit.policies.valid.window=1M", "ratelimit.policies.valid.algorithm=token-bucket")
+			.run((context) -> assertThat(findCause(context.getStartupFailure())).hasMessageContaining(
+					"A calendar window ('1M in Z') applies to FIXED and SLIDING_COUNTER only, not to TOKEN_BUCKET"));
+		this.runner.withUserConfiguration(Valid.class)
+			.withPropertyValues("ratelimit.policies.valid.window=1w", "ratelimit.policies.valid.zone=Mars/Olympus")
+			.run((context) -> assertThat(context.getStartupFailure()).rootCause()
+				.hasMessageContaining("Mars/Olympus"));
+	}
+
+	@Test
 	void windowWithoutAUnit() {
 		assertFailsWith(UnitlessWindow.class, "@RateLimited on UnitlessWindow#list(): 'window' must have a unit "
 				+ "(ms, s, m, h, d) or be ISO-8601 (PT1M) but was '60'");
@@ -242,11 +268,12 @@ class InvalidConfigurationTests {
 	}
 
 	@Test
-	void unbindableWindowPropertyIsReportedByProperty() {
+	void unparseableWindowPropertyIsReportedByProperty() {
 		this.runner.withUserConfiguration(Valid.class)
 			.withPropertyValues("ratelimit.policies.valid.window=soon")
-			.run((context) -> assertThat(context).getFailure()
-				.hasStackTraceContaining("Failed to bind properties under 'ratelimit.policies.valid.window'"));
+			.run((context) -> assertThat(findCause(context.getStartupFailure())).hasMessage("@RateLimited on "
+					+ "Valid#get(String): 'window' must be a duration such as 500ms, 30s, 1m, 1h, 1d or PT1M but was "
+					+ "'soon' (from ratelimit.policies.valid.window)"));
 	}
 
 	@Test

@@ -2,6 +2,7 @@ package io.github.ratelimit.autoconfigure;
 
 import java.security.Principal;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Map;
 
 import io.github.ratelimit.Algorithm;
@@ -176,6 +177,29 @@ class RateLimitedWebIntegrationTests {
 			context.getBean(MutableTimeSource.class).advance(Duration.ofSeconds(30));
 			mvc.perform(get("/resources")).andExpect(status().isOk()).andExpect(header().string("RateLimit-Reset", "60"));
 		});
+	}
+
+	@Test
+	void aMonthlyQuotaInAZoneCountsDownToTheZonesMidnightAndComesBackWithTheMonth() {
+		this.runner
+			.withPropertyValues("ratelimit.policies.orders.window=1M", "ratelimit.policies.orders.zone=Europe/Berlin",
+					"ratelimit.headers.style=draft-10")
+			.run((context) -> {
+				MutableTimeSource clock = context.getBean(MutableTimeSource.class);
+				clock.set(Instant.parse("2030-01-31T22:59:30Z").toEpochMilli()); // 23:59:30 in Berlin
+				MockMvc mvc = WebTestSupport.mockMvc(context);
+				for (int i = 0; i < 3; i++) {
+					mvc.perform(get("/users/ann/orders"))
+						.andExpect(status().isOk())
+						.andExpect(header().string("RateLimit-Policy", "\"orders\";q=3;w=2592000"));
+				}
+				mvc.perform(get("/users/ann/orders"))
+					.andExpect(status().isTooManyRequests())
+					.andExpect(header().string("Retry-After", "30"))
+					.andExpect(header().string("RateLimit", "\"orders\";r=0;t=30"));
+				clock.advance(Duration.ofSeconds(30)); // February in Berlin
+				mvc.perform(get("/users/ann/orders")).andExpect(status().isOk());
+			});
 	}
 
 	@Test

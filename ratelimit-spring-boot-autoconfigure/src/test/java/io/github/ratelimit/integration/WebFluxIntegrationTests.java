@@ -149,6 +149,20 @@ class WebFluxIntegrationTests {
 		}
 
 		@Test
+		void aDailyQuotaInAZoneCountsDownToTheZonesMidnightNotUtcs() throws Exception {
+			String base = base(shared);
+			// 00:00:30 UTC is 01:00:30 in Berlin: the day ends at 23:00 UTC, 82,770 s later.
+			for (int remaining = 1; remaining >= 0; remaining--) {
+				HttpResponse<String> admitted = get(base + "/daily", "198.51.100.80");
+				assertThat(admitted.statusCode()).isEqualTo(200);
+				assertThat(admitted.headers().firstValue("RateLimit-Reset")).hasValue("82770");
+			}
+			HttpResponse<String> rejected = get(base + "/daily", "198.51.100.80");
+			assertThat(rejected.statusCode()).isEqualTo(429);
+			assertThat(rejected.headers().firstValue("Retry-After")).hasValue("82770");
+		}
+
+		@Test
 		void aComposedAnnotationLimitsWithTheValuesItPassesThrough() throws Exception {
 			String base = base(shared);
 			for (int i = 0; i < 2; i++) {
@@ -284,6 +298,12 @@ class WebFluxIntegrationTests {
 		ReactiveController(Counted counted, FlakyService flaky) {
 			this.counted = counted;
 			this.flaky = flaky;
+		}
+
+		@GetMapping("/daily")
+		@RateLimited(name = "daily", limit = 2, window = "1d", zone = "Europe/Berlin")
+		public Mono<String> daily() {
+			return Mono.just("daily");
 		}
 
 		@GetMapping("/reports")

@@ -73,6 +73,17 @@ class GatewayRateLimiterTests {
 	}
 
 	@Test
+	void aRoutesDailyQuotaInAZoneEndsAtTheZonesMidnight() {
+		GatewayRateLimiter gateway = gateway(Map.of(), route("daily", "ratelimit.policy", "daily", "ratelimit.limit",
+				"1", "ratelimit.window", "1d", "ratelimit.zone", "Asia/Tokyo"));
+		// 00:00:30 UTC is 09:00:30 in Tokyo: the day ends at 15:00 UTC.
+		assertThat(allowed(gateway, "daily", "k")).isTrue();
+		Response rejected = gateway.isAllowed("daily", "k").block();
+		assertThat(rejected.isAllowed()).isFalse();
+		assertThat(rejected.getHeaders()).containsEntry("Retry-After", Long.toString(15 * 3600 - 30));
+	}
+
+	@Test
 	void ratelimitPoliciesOverrideARoutesArguments() {
 		GatewayRateLimiter gateway = gateway(Map.of("resources", values("resources", "limit", 1)),
 				route("resources", "ratelimit.policy", "resources", "ratelimit.limit", "5", "ratelimit.window", "1m"));

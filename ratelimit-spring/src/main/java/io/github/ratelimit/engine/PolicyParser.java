@@ -1,6 +1,9 @@
 package io.github.ratelimit.engine;
 
+import java.time.DateTimeException;
 import java.time.Duration;
+import java.time.ZoneId;
+import java.time.ZoneOffset;
 import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -14,6 +17,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import io.github.ratelimit.Algorithm;
+import io.github.ratelimit.CalendarWindow;
 import io.github.ratelimit.FailureMode;
 import io.github.ratelimit.PolicyMode;
 import io.github.ratelimit.RateLimitPolicy;
@@ -40,8 +44,9 @@ import org.springframework.expression.spel.support.SimpleEvaluationContext;
  */
 final class PolicyParser {
 
-	/** The attributes the endpoint shows the source of, in order; {@code burst} for the bucket algorithms only. */
-	static final List<String> SHOWN = List.of("algorithm", "limit", "window", "burst", "failure-mode", "mode");
+	/** The attributes the endpoint shows the source of, in order: {@code burst} of a bucket only, {@code zone} of a
+	 * calendar window only. */
+	static final List<String> SHOWN = List.of("algorithm", "limit", "window", "zone", "burst", "failure-mode", "mode");
 
 	/**
 	 * Attributes that decide nothing here, read into the spec's values by name for the code that uses them
@@ -104,17 +109,14 @@ final class PolicyParser {
 		if (limit == null) {
 			throw invalid(name, where, "'limit' is not set; set it on the annotation or with '" + property + ".limit'");
 		}
-		Duration window = window(values, name, where, property);
+		Object window = window(values, name, where, property, zone(values, name, where));
 		Algorithm algorithm = values.getOrDefault("algorithm", Algorithm.class, Algorithm.FIXED);
 		FailureMode failureMode = values.getOrDefault("failure-mode", FailureMode.class, this.defaultFailureMode);
 		PolicyMode mode = values.getOrDefault("mode", PolicyMode.class, PolicyMode.ENFORCE);
 		RateLimitPolicy policy;
 		try {
-			policy = RateLimitPolicy.builder(name)
-				.algorithm(algorithm)
-				.limit(limit)
-				.window(window)
-				.burst(values.get("burst", Long.class))
+			RateLimitPolicy.Builder builder = RateLimitPolicy.builder(name).algorithm(algorithm).limit(limit);
+			policy = window(builder, window).burst(values.get("burst", Long.class))
 				.failureMode(failureMode)
 				.mode(mode)
 				.lease(lease(values.getOrDefault("lease", String.class, "").trim()))
@@ -187,7 +189,8 @@ final class PolicyParser {
 				throw new InvalidRateLimitPolicyException(name, "'" + attribute + "' cannot be changed at run "
 						+ "time; only limit, window, burst, algorithm, mode and enabled can");
 			}
-			Duration window = attribute.equals("window") ? parseDuration(text) : null;
+			Duration window = (attribute.equals("window") && calendarPeriod(text, true) == null) ? parseDuration(text)
+					: null;
 			if (window != null && (window.compareTo(RuntimeChanges.SHORTEST_WINDOW) < 0
 					|| window.compareTo(RuntimeChanges.LONGEST_WINDOW) > 0)) {
 				throw new InvalidRateLimitPolicyException(name, "'window' " + text + " is out of bounds: a change "
@@ -247,13 +250,13 @@ final class PolicyParser {
 			PolicySources values = new PolicySources(List.of(change), policy.name(), where);
 			Long limit = values.get("limit", Long.class);
 			Long burst = values.get("burst", Long.class);
-			Duration window = (change.get("window") != null) ? window(values, policy.name(), where, change.source())
-					: policy.window();
+			CalendarWindow calendar = policy.calendar();
+			Object window = (change.get("window") != null) ? window(values, policy.name(), where, change.source(),
+					(calendar != null) ? calendar.zone() : null) : (calendar != null) ? calendar : policy.window();
 			try {
-				RateLimitPolicy variant = policy.toBuilder()
+				RateLimitPolicy variant = window(policy.toBuilder(), window)
 					.variant(plan)
 					.limit((limit != null) ? limit : policy.limit())
-					.window(window)
 					// A burst left at the limit follows a plan's limit; one set apart is kept.
 					.burst((burst != null) ? burst
 							: (policy.burst() != policy.limit() || limit == null) ? policy.burst() : null)
@@ -275,15 +278,54 @@ final class PolicyParser {
 		return Collections.unmodifiableMap(planned);
 	}
 
-	private static Duration window(PolicySources values, String name, String where, String property) {
+	private static RateLimitPolicy.Builder window(RateLimitPolicy.Builder builder, Object window) {
+		return (window instanceof CalendarWindow calendar) ? builder.window(calendar)
+				: builder.window((Duration) window);
+	}
+
+	private static @Nullable ZoneId zone(PolicySources values, String name, String where) {
+		Object value = values.raw("zone");
+		if (value == null || value instanceof ZoneId) {
+			return (ZoneId) value;
+		}
+		String text = value.toString().trim();
+		try {
+			return text.isEmpty() ? null : ZoneId.of(text);
+		}
+		catch (DateTimeException ex) {
+			throw invalid(name, where, "'zone' must be a time zone such as Europe/Berlin or UTC but was '" + text + "'"
+					+ values.fromProperty("'zone'"), ex);
+		}
+	}
+
+	/** The window as written: a {@link Duration}, or a {@link CalendarWindow} in the zone (UTC if none is set). */
+	private static Object window(PolicySources values, String name, String where, String property,
+			@Nullable ZoneId zone) {
 		Object value = values.raw("window");
 		if (value == null) {
 			throw invalid(name, where, "'window' is not set; set it on the annotation or with '" + property + ".window'");
 		}
+		String text = value.toString().trim();
+		CalendarWindow.Period period = calendarPeriod(text, zone != null);
+		if (period != null) {
+			return CalendarWindow.of(period, (zone != null) ? zone : ZoneOffset.UTC);
+		}
+		if (text.matches("\\d+M")) {
+			throw invalid(name, where, "'window' '" + text + "' is not a window: an upper-case M is a calendar month, "
+					+ "and a calendar window is 1M; write minutes with a lower-case m"
+					+ values.fromProperty("'window'"));
+		}
+		if (zone != null) {
+			throw invalid(name, where, "'zone' " + zone + " applies to a calendar window (1d, 1w or 1M), not to '"
+					+ text + "'" + values.fromProperty("'zone'"));
+		}
 		if (value instanceof Duration duration) {
 			return duration;
 		}
-		String text = value.toString().trim();
+		if (text.chars().allMatch(Character::isDigit) && !text.isEmpty() && values.isConfigured("window")) {
+			// A property without a unit is in seconds, as Boot binds durations.
+			return Duration.ofSeconds(Long.parseLong(text));
+		}
 		if (text.chars().allMatch(Character::isDigit)) {
 			throw invalid(name, where, "'window' must have a unit (ms, s, m, h, d) or be ISO-8601 (PT1M) but was '"
 					+ text + "'" + values.fromProperty("'window'"));
@@ -294,6 +336,21 @@ final class PolicyParser {
 					+ text + "'" + values.fromProperty("'window'"));
 		}
 		return window;
+	}
+
+	/**
+	 * The calendar period a window is written as: {@code 1M} (a month, upper-case), {@code 1w} or {@code P1W}, and
+	 * when a zone is set {@code 1d}, {@code P1D}, {@code 7d} or {@code P7D} (without one, {@code 1d} and {@code 7d}
+	 * keep their meaning of 24 hours and 7 days from midnight UTC). {@code null} for any other window.
+	 */
+	static CalendarWindow.@Nullable Period calendarPeriod(String text, boolean zoned) {
+		return switch (text) {
+			case "1M", "P1M" -> CalendarWindow.Period.MONTH;
+			case "1w", "1W", "P1W" -> CalendarWindow.Period.WEEK;
+			case "7d", "P7D" -> zoned ? CalendarWindow.Period.WEEK : null;
+			case "1d", "P1D" -> zoned ? CalendarWindow.Period.DAY : null;
+			default -> null;
+		};
 	}
 
 	/** Boot's two duration formats: simple ({@code 30s}) and ISO-8601 ({@code PT30S}). */

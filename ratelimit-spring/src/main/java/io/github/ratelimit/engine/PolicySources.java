@@ -133,7 +133,8 @@ final class PolicySources {
 	Map<String, String> sources(RateLimitPolicy policy) {
 		Map<String, String> sources = new LinkedHashMap<>();
 		for (String attribute : PolicyParser.SHOWN) {
-			if (attribute.equals("burst") && !policy.algorithm().isBucket()) {
+			if ((attribute.equals("burst") && !policy.algorithm().isBucket())
+					|| (attribute.equals("zone") && policy.calendar() == null)) {
 				continue;
 			}
 			PolicyValues source = sourceSetting(attribute);

@@ -4,6 +4,7 @@ import java.util.EnumSet;
 import java.util.List;
 import java.util.Set;
 
+import io.github.ratelimit.CalendarWindow;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.RateLimitPolicy;
 import io.github.ratelimit.TimeSource;
@@ -177,8 +178,9 @@ public class StandardRateLimitHeadersWriter implements RateLimitHeadersWriter {
 			StructuredFields.appendString(policies, policy.name());
 			// The capacity, as RateLimit-Limit: for the buckets the burst, which is what r counts down from.
 			StructuredFields.appendIntegerParameter(policies, "q", policy.capacity());
-			StructuredFields.appendIntegerParameter(policies, "w",
-					Math.max(1, Durations.toSecondsRoundedUp(policy.windowMillis())));
+			CalendarWindow calendar = policy.calendar();
+			StructuredFields.appendIntegerParameter(policies, "w", (calendar != null) ? calendar.nominalSeconds()
+					: Math.max(1, Durations.toSecondsRoundedUp(policy.windowMillis())));
 			StructuredFields.appendString(states, policy.name());
 			StructuredFields.appendIntegerParameter(states, "r", limit.decision().remaining());
 			StructuredFields.appendIntegerParameter(states, "t",

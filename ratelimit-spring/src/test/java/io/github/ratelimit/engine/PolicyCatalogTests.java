@@ -172,9 +172,9 @@ class PolicyCatalogTests {
 		assertThatExceptionOfType(InvalidRateLimitPolicyException.class)
 			.isThrownBy(() -> PolicyCatalog.builder()
 				.filters(List.of(new FilterDefinition("edge", 0, List.of("/api/**"), List.of(),
-						values("ratelimit.filters.edge", "limit", 10L, "window", "1"), List.of())))
+						values("ratelimit.filters.edge", "limit", 10L, "window", "1 second"), List.of())))
 				.build())
-			.withMessageContaining("ratelimit.filters.edge: 'window' must have a unit");
+			.withMessageContaining("ratelimit.filters.edge: 'window' must be a duration such as 500ms");
 		PolicyCatalog catalog = PolicyCatalog.builder()
 			.filters(List.of(new FilterDefinition("edge", 0, List.of("/api/**"), List.of(),
 					values("ratelimit.filters.edge", "limit", 10L, "window", Duration.ofSeconds(1), "burst", 20L,
