@@ -6,7 +6,9 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 import io.github.ratelimit.Algorithm;
+import io.github.ratelimit.CalendarWindow;
 import io.github.ratelimit.RateLimitPolicy;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What the keys evicted from one policy's table held against their clients, remembered in bounded memory, so that a
@@ -50,6 +52,9 @@ final class EvictedKeys {
 	private static final SecureRandom random = new SecureRandom();
 
 	private final long holdMillis;
+
+	/** The policy's calendar window, whose window time the generations are counted on, if it has one. */
+	private final @Nullable CalendarWindow calendar;
 
 	/** Whether an entry is void once its generation has passed: fixed windows, which the generations align with. */
 	private final boolean windowsAligned;
@@ -110,6 +115,7 @@ final class EvictedKeys {
 	 */
 	EvictedKeys(RateLimitPolicy policy, int keys) {
 		this.holdMillis = holdMillis(policy);
+		this.calendar = policy.calendar();
 		this.windowsAligned = policy.algorithm() == Algorithm.FIXED;
 		this.unitsPerStep = Math.max(1, IntMath.ceilDiv(policy.capacity(), Integer.MAX_VALUE));
 		int columns = powerOfTwoAtLeast(Math.max(MIN_WIDTH, Math.min(MAX_WIDTH, keys)));
@@ -233,7 +239,7 @@ final class EvictedKeys {
 	 * @return whether the memory can be dropped
 	 */
 	boolean isLapsed(long now) {
-		long generation = Math.floorDiv(now, this.holdMillis);
+		long generation = generationOf(now);
 		return this.lastRecorded == Long.MIN_VALUE || generation > this.lastRecorded + (this.windowsAligned ? 0 : 1);
 	}
 
@@ -340,9 +346,15 @@ final class EvictedKeys {
 		return row * (this.columnMask + 1) + ((h1 + row * h2) & this.columnMask);
 	}
 
+	/** The generation of a time: counted on a calendar window's window time, so that FIXED's are its periods. */
+	private long generationOf(long now) {
+		CalendarWindow calendar = this.calendar;
+		return Math.floorDiv((calendar != null) ? calendar.windowTime(now) : now, this.holdMillis);
+	}
+
 	/** Move to the generation of {@code now}; a clock that went back stays in the later generation. */
 	private void rotate(long now) {
-		long generation = Math.floorDiv(now, this.holdMillis);
+		long generation = generationOf(now);
 		if (generation <= this.generation) {
 			return;
 		}
