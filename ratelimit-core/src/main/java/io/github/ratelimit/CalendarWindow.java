@@ -22,7 +22,7 @@ import org.jspecify.annotations.Nullable;
  * back into milliseconds ({@link #toEpochTime}); expiries counted on window time are never shorter than the real
  * ones, since no period is longer than the length.
  * <p>
- * Immutable; the last period met is remembered, so that most conversions do no calendar arithmetic.
+ * Immutable; the last two periods met are remembered, so that most conversions do no calendar arithmetic.
  *
  * @since 0.5.0
  */
@@ -65,7 +65,11 @@ public final class CalendarWindow {
 
 	private final long windowMillis;
 
+	/** The period of the last instant converted. */
 	private volatile Span last = new Span(Long.MIN_VALUE, 0, 0);
+
+	/** The last other period a window time was converted back in: mostly the next, where resets end. */
+	private volatile Span other = new Span(Long.MIN_VALUE, 0, 0);
 
 	private CalendarWindow(Period period, ZoneId zone) {
 		this.period = Objects.requireNonNull(period, "period");
@@ -200,11 +204,17 @@ public final class CalendarWindow {
 		if (span.index == index) {
 			return span;
 		}
-		return span(switch (this.period) {
+		span = this.other;
+		if (span.index == index) {
+			return span;
+		}
+		span = span(switch (this.period) {
 			case DAY -> LocalDate.ofEpochDay(index);
 			case WEEK -> LocalDate.ofEpochDay(FIRST_MONDAY + 7 * index);
 			case MONTH -> LocalDate.of(1970 + (int) Math.floorDiv(index, 12), (int) Math.floorMod(index, 12) + 1, 1);
 		});
+		this.other = span;
+		return span;
 	}
 
 	private Span span(LocalDate first) {

@@ -116,7 +116,7 @@ public final class RateLimitPolicy {
 
 	private void checkExactArithmetic() {
 		String tooLarge = "'limit' × 'window' is too large for exact arithmetic with " + this.algorithm + " (limit "
-				+ this.limit + ", window '" + Durations.format(this.window) + "'";
+				+ this.limit + ", window '" + describeWindow() + "'";
 		if (this.limit > MAX_EXACT / 4) {
 			throw new IllegalArgumentException("'limit' must be at most " + MAX_EXACT / 4 + " but was " + this.limit);
 		}
