@@ -1,7 +1,9 @@
 package io.github.ratelimit.redis;
 
 import java.nio.charset.StandardCharsets;
+import java.time.DateTimeException;
 import java.time.Duration;
+import java.time.ZoneId;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
@@ -11,6 +13,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.atomic.AtomicReference;
 
 import io.github.ratelimit.Algorithm;
+import io.github.ratelimit.CalendarWindow;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.RateLimitPolicy;
 import io.github.ratelimit.TimeSource;
@@ -160,10 +163,15 @@ final class PolicyVersions {
 		return (this.clock != null) ? this.clock.currentTimeMillis() : System.nanoTime() / 1_000_000;
 	}
 
-	/** A policy's field in the hash: its counting parameters, then its variant (which may hold any character). */
+	/**
+	 * A policy's field in the hash: its counting parameters (a calendar window's period and zone last, which an
+	 * earlier version reads as no field of its own), then its variant (which may hold any character).
+	 */
 	static String field(RateLimitPolicy policy) {
+		CalendarWindow calendar = policy.calendar();
 		return RateLimitScript.code(policy.algorithm()) + ":" + policy.limit() + ":" + policy.windowMillis() + ":"
-				+ policy.burst() + "|" + policy.variant();
+				+ policy.burst() + ((calendar != null) ? ":" + calendar.period() + "/" + calendar.zone().getId() : "")
+				+ "|" + policy.variant();
 	}
 
 	/**
@@ -175,8 +183,8 @@ final class PolicyVersions {
 		if (bar < 0 || !field.substring(bar + 1).equals(own.variant())) {
 			return null;
 		}
-		String[] parts = field.substring(0, bar).split(":", -1);
-		if (parts.length != 4) {
+		String[] parts = field.substring(0, bar).split(":", 5);
+		if (parts.length < 4) {
 			return null;
 		}
 		Algorithm algorithm = RateLimitScript.algorithmOf(parts[0]);
@@ -184,15 +192,20 @@ final class PolicyVersions {
 			return null;
 		}
 		try {
-			return RateLimitPolicy.builder(own.name())
+			RateLimitPolicy.Builder builder = RateLimitPolicy.builder(own.name())
 				.variant(own.variant())
 				.algorithm(algorithm)
 				.limit(Long.parseLong(parts[1]))
 				.window(Duration.ofMillis(Long.parseLong(parts[2])))
-				.burst(Long.parseLong(parts[3]))
-				.build();
+				.burst(Long.parseLong(parts[3]));
+			if (parts.length == 5) {
+				int slash = parts[4].indexOf('/');
+				builder.window(CalendarWindow.of(CalendarWindow.Period.valueOf(parts[4].substring(0, slash)),
+						ZoneId.of(parts[4].substring(slash + 1))));
+			}
+			return builder.build();
 		}
-		catch (IllegalArgumentException ex) {
+		catch (IllegalArgumentException | DateTimeException | IndexOutOfBoundsException ex) {
 			return null; // not written by this store (a number out of range): nothing this version can count
 		}
 	}

@@ -33,7 +33,8 @@ import org.springframework.util.ClassUtils;
  * <li><b>One round trip per decision.</b> Each algorithm is one Lua script, sent with EVALSHA (EVAL when Redis lost
  * it), that reads the state, decides, writes and sets the expiry atomically, and returns what the headers need. No
  * state is read into Java and written back, so instances sharing a Redis never lose or double a count.
- * <li><b>Time from Redis.</b> The script reads {@code TIME}, so instances with skewed clocks agree on windows.
+ * <li><b>Time from Redis.</b> The script reads {@code TIME}, so instances with skewed clocks agree on windows. A
+ * calendar window is counted at the instance's time instead, as Redis knows no time zone.
  * <li><b>Cluster-ready keys.</b> All keys of one decision share a hash tag (see {@code docs/reliability.md}).
  * <li><b>Expiry, not sweeps.</b> Every key carries a {@code PEXPIRE} until its state is back to fresh.
  * <li><b>Bounded waits.</b> A decision fails with {@link RateLimitStoreException} after {@code timeout}; it never

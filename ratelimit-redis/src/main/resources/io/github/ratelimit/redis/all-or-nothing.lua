@@ -510,6 +510,7 @@ while a <= #ARGV do
   local base = a + 1
   local status = #result + 1
   result[status] = 0
+  now = call_now -- a take group that failed may have left a calendar entry's time
   local ok, err
   if mode == 'take' then
     ok, err = pcall(take_group, base, entries, k, result)
