@@ -13,7 +13,6 @@ import io.github.ratelimit.Algorithm;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.RateLimitPolicy;
 import io.github.ratelimit.TimeSource;
-import io.github.ratelimit.internal.Durations;
 import io.github.ratelimit.store.Acquisition;
 import io.github.ratelimit.store.OneByOne;
 import io.github.ratelimit.store.SharedChanges;
@@ -186,7 +185,7 @@ public final class DynamoDbRateLimitStore implements RateLimitStore, AutoCloseab
 	public void checkSharedKey(RateLimitPolicy policy) {
 		double perSecond = policy.limit() * 1_000.0 / policy.window().toMillis();
 		if (perSecond > ITEM_WRITES_PER_SECOND) {
-			throw new IllegalArgumentException("'limit' " + policy.limit() + " per '" + Durations.format(policy.window())
+			throw new IllegalArgumentException("'limit' " + policy.limit() + " per '" + policy.describeWindow()
 					+ "' is " + Math.round(perSecond) + " a second for a key shared by every request: with the "
 					+ "DynamoDB store that key is one item, and one item takes about 1,000 writes a second (one per "
 					+ "decision, admitted or not). Use the Redis store, give the quota a key per tenant or region, or "
