@@ -170,7 +170,7 @@ class InvalidConfigurationTests {
 		this.runner.withUserConfiguration(Valid.class)
 			.withPropertyValues("ratelimit.policies.valid.window=1M", "ratelimit.policies.valid.algorithm=token-bucket")
 			.run((context) -> assertThat(findCause(context.getStartupFailure())).hasMessageContaining(
-					"A calendar window ('1M in Z') applies to FIXED and SLIDING_COUNTER only, not to TOKEN_BUCKET"));
+					"A calendar window ('1M in UTC') applies to FIXED and SLIDING_COUNTER only, not to TOKEN_BUCKET"));
 		this.runner.withUserConfiguration(Valid.class)
 			.withPropertyValues("ratelimit.policies.valid.window=1w", "ratelimit.policies.valid.zone=Mars/Olympus")
 			.run((context) -> assertThat(context.getStartupFailure()).rootCause()

@@ -3,7 +3,6 @@ package io.github.ratelimit.engine;
 import java.time.DateTimeException;
 import java.time.Duration;
 import java.time.ZoneId;
-import java.time.ZoneOffset;
 import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -56,6 +55,9 @@ final class PolicyParser {
 
 	/** Attributes that decide each request (its key, its cost, whether it counts), each shown with its source. */
 	static final List<String> PER_REQUEST = List.of("key", "cost", "count-on", "skip", "settle", "tenant", "enabled");
+
+	/** The zone of a calendar window no zone is set for. */
+	private static final ZoneId UTC = ZoneId.of("UTC");
 
 	/** The attributes a plan changes. */
 	private static final List<String> PLANNED = List.of("limit", "window", "burst");
@@ -251,8 +253,14 @@ final class PolicyParser {
 			Long limit = values.get("limit", Long.class);
 			Long burst = values.get("burst", Long.class);
 			CalendarWindow calendar = policy.calendar();
-			Object window = (change.get("window") != null) ? window(values, policy.name(), where, change.source(),
-					(calendar != null) ? calendar.zone() : null) : (calendar != null) ? calendar : policy.window();
+			Object window = (calendar != null) ? calendar : policy.window();
+			Object planWindow = change.get("window");
+			if (planWindow != null) {
+				// A plan's 1d, 1w or 1M follows the policy's zone; any other window of it counts from the epoch.
+				CalendarWindow.Period period = calendarPeriod(planWindow.toString().trim(), calendar != null);
+				window = (period != null) ? CalendarWindow.of(period, (calendar != null) ? calendar.zone() : UTC)
+						: window(values, policy.name(), where, change.source(), null);
+			}
 			try {
 				RateLimitPolicy variant = window(policy.toBuilder(), window)
 					.variant(plan)
@@ -308,21 +316,24 @@ final class PolicyParser {
 		String text = value.toString().trim();
 		CalendarWindow.Period period = calendarPeriod(text, zone != null);
 		if (period != null) {
-			return CalendarWindow.of(period, (zone != null) ? zone : ZoneOffset.UTC);
+			return CalendarWindow.of(period, (zone != null) ? zone : UTC);
 		}
 		if (text.matches("\\d+M")) {
 			throw invalid(name, where, "'window' '" + text + "' is not a window: an upper-case M is a calendar month, "
 					+ "and a calendar window is 1M; write minutes with a lower-case m"
 					+ values.fromProperty("'window'"));
 		}
-		if (zone != null) {
+		PolicyValues source = values.sourceSetting("window");
+		String from = (source != null) ? source.source() : PolicyValues.ANNOTATION;
+		// A run-time change or a tenant's limits may set a window counted from the epoch over a declared zone.
+		if (zone != null && !from.equals(PolicyValues.RUNTIME) && !from.startsWith("tenant ")) {
 			throw invalid(name, where, "'zone' " + zone + " applies to a calendar window (1d, 1w or 1M), not to '"
 					+ text + "'" + values.fromProperty("'zone'"));
 		}
 		if (value instanceof Duration duration) {
 			return duration;
 		}
-		if (text.chars().allMatch(Character::isDigit) && !text.isEmpty() && values.isConfigured("window")) {
+		if (text.matches("\\d{1,12}") && !from.equals(PolicyValues.ANNOTATION) && !from.equals(PolicyValues.RUNTIME)) {
 			// A property without a unit is in seconds, as Boot binds durations.
 			return Duration.ofSeconds(Long.parseLong(text));
 		}
@@ -339,15 +350,14 @@ final class PolicyParser {
 	}
 
 	/**
-	 * The calendar period a window is written as: {@code 1M} (a month, upper-case), {@code 1w} or {@code P1W}, and
-	 * when a zone is set {@code 1d}, {@code P1D}, {@code 7d} or {@code P7D} (without one, {@code 1d} and {@code 7d}
-	 * keep their meaning of 24 hours and 7 days from midnight UTC). {@code null} for any other window.
+	 * The calendar period a window is written as: {@code 1M} or {@code P1M} (a month, upper-case), {@code 1w} or
+	 * {@code P1W}, and when a zone is set {@code 1d} or {@code P1D} (without one, {@code 1d} keeps its meaning of 24
+	 * hours from midnight UTC). {@code null} for any other window.
 	 */
 	static CalendarWindow.@Nullable Period calendarPeriod(String text, boolean zoned) {
 		return switch (text) {
 			case "1M", "P1M" -> CalendarWindow.Period.MONTH;
-			case "1w", "1W", "P1W" -> CalendarWindow.Period.WEEK;
-			case "7d", "P7D" -> zoned ? CalendarWindow.Period.WEEK : null;
+			case "1w", "P1W" -> CalendarWindow.Period.WEEK;
 			case "1d", "P1D" -> zoned ? CalendarWindow.Period.DAY : null;
 			default -> null;
 		};

@@ -2,11 +2,13 @@ package io.github.ratelimit.engine;
 
 import java.lang.reflect.Method;
 import java.time.Duration;
+import java.time.ZoneId;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
 import io.github.ratelimit.Algorithm;
+import io.github.ratelimit.CalendarWindow;
 import io.github.ratelimit.FailureMode;
 import io.github.ratelimit.RateLimitPolicy;
 import io.github.ratelimit.annotation.RateLimited;
@@ -109,6 +111,32 @@ class PolicyCatalogTests {
 		assertThat(orders.plans().get("pro").variant()).isEqualTo("pro");
 		assertThat(orders.planSources().get("pro")).containsExactly(Map.entry("limit", "ratelimit.plans.pro.orders.limit"),
 				Map.entry("window", "policy"));
+	}
+
+	@Test
+	void aMonthlyQuotasPlansChangesAndTenantsKeepItsZoneForCalendarWindowsAndMayCountADurationFromTheEpoch() {
+		PolicyCatalog catalog = PolicyCatalog.builder()
+			.policies(Map.of("orders", values("ratelimit.policies.orders", "window", "1M", "zone", "Europe/Berlin")))
+			.plans(Map.of("hourly", Map.of("orders", values("ratelimit.plans.hourly.orders", "window", "1h")), "daily",
+					Map.of("orders", values("ratelimit.plans.daily.orders", "window", "1d"))), null)
+			.build();
+		catalog.register(Orders.class);
+		PolicySpec orders = catalog.policy("orders");
+		CalendarWindow berlinMonth = CalendarWindow.of(CalendarWindow.Period.MONTH, ZoneId.of("Europe/Berlin"));
+		assertThat(orders.policy().calendar()).isEqualTo(berlinMonth);
+		assertThat(orders.sources()).containsEntry("window", "ratelimit.policies.orders.window")
+			.containsEntry("zone", "ratelimit.policies.orders.zone");
+		assertThat(orders.plans().get("hourly").calendar()).isNull();
+		assertThat(orders.plans().get("hourly").window()).isEqualTo(Duration.ofHours(1));
+		assertThat(orders.plans().get("daily").calendar())
+			.isEqualTo(CalendarWindow.of(CalendarWindow.Period.DAY, ZoneId.of("Europe/Berlin")));
+		assertThat(orders.forTenant("acme", values("tenant 'acme'", "window", Duration.ofHours(2))).window())
+			.isEqualTo(Duration.ofHours(2));
+		assertThatExceptionOfType(InvalidRateLimitPolicyException.class)
+			.isThrownBy(() -> catalog.change("orders", List.of(values(PolicyValues.RUNTIME, "window", "99999999"))))
+			.withMessageContaining("'window' must have a unit");
+		catalog.change("orders", List.of(values(PolicyValues.RUNTIME, "window", "1w")));
+		assertThat(catalog.policy("orders").policy().describeWindow()).isEqualTo("1w in Europe/Berlin");
 	}
 
 	@Test
