@@ -47,8 +47,10 @@ final class SlidingCounterItems {
 		long start = now - Math.floorMod(now, window);
 		long elapsed = now - start;
 		String pk = this.keys.window(policy, key, start);
+		// A calendar window's time runs up to 32/23 as fast as real time: twice the settling time is never less.
+		long settle = (policy.calendar() != null) ? 2 * SETTLE_MILLIS : SETTLE_MILLIS;
 		return previousCount(calls, this.keys.window(policy, key, start - window),
-				elapsed >= Math.min(SETTLE_MILLIS, window / 2), deadline)
+				elapsed >= Math.min(settle, window / 2), deadline)
 			.thenCompose((previous) -> {
 				long budget = limit * window - previous * (window - elapsed);
 				long mostCurrent = Math.floorDiv(budget, window) - cost;
