@@ -67,7 +67,28 @@ class RateLimitEndpointAutoConfigurationTests {
 				PolicyDescriptor plain = endpoint.policy("plain");
 				assertThat(plain).isNotNull();
 				assertThat(plain.description()).isNull();
-				assertThat(plain.sources()).containsEntry("description", "default");
+				assertThat(plain.sources()).containsEntry("description", "default").doesNotContainKey("zone");
+			});
+	}
+
+	@Test
+	void theEndpointShowsACalendarWindowAsConfiguredAndWhereItsZoneCameFrom() {
+		this.runner
+			.withPropertyValues("management.endpoints.web.exposure.include=ratelimits",
+					"ratelimit.policies.exports.window=1M", "ratelimit.policies.exports.zone=Europe/Berlin",
+					"ratelimit.policies.orders.window=1w")
+			.withUserConfiguration(DescribedLimits.class)
+			.run((context) -> {
+				RateLimitsEndpoint endpoint = context.getBean(RateLimitsEndpoint.class);
+				PolicyDescriptor exports = endpoint.policy("exports");
+				assertThat(exports).isNotNull();
+				assertThat(exports.window()).isEqualTo("1M in Europe/Berlin");
+				assertThat(exports.sources()).containsEntry("window", "ratelimit.policies.exports.window")
+					.containsEntry("zone", "ratelimit.policies.exports.zone");
+				PolicyDescriptor orders = endpoint.policy("orders");
+				assertThat(orders).isNotNull();
+				assertThat(orders.window()).isEqualTo("1w in UTC");
+				assertThat(orders.sources()).containsEntry("zone", "default");
 			});
 	}
 
