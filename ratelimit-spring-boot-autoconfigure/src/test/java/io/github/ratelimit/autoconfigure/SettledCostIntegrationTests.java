@@ -1,5 +1,7 @@
 package io.github.ratelimit.autoconfigure;
 
+import java.math.BigInteger;
+
 import io.github.ratelimit.Algorithm;
 import io.github.ratelimit.annotation.RateLimited;
 import io.github.ratelimit.web.RateLimitStatus;
@@ -65,6 +67,16 @@ class SettledCostIntegrationTests {
 	}
 
 	@Test
+	void aSettledCostBeyondWhatALongHoldsIsTheLargestDebtNotWhatItWrapsTo() {
+		this.runner.run((context) -> {
+			MockMvc mvc = WebTestSupport.mockMvc(context);
+			// 2^64 + 5 would wrap to 5 as a long, and leave 5 of the 10.
+			mvc.perform(get("/huge")).andExpect(status().isOk());
+			mvc.perform(get("/huge")).andExpect(status().isTooManyRequests());
+		});
+	}
+
+	@Test
 	void aHandlerReportingMoreThanWasReservedPutsTheKeyInDebt() {
 		this.runner.run((context) -> {
 			MockMvc mvc = WebTestSupport.mockMvc(context);
@@ -123,6 +135,13 @@ class SettledCostIntegrationTests {
 		String generateFailing(@RequestParam int tokens, RateLimitStatus status) {
 			status.settle("generate", tokens);
 			throw new ResponseStatusException(HttpStatus.BAD_GATEWAY, "the model failed after " + tokens + " tokens");
+		}
+
+		@GetMapping("/huge")
+		@RateLimited(name = "huge", algorithm = Algorithm.TOKEN_BUCKET, limit = 10, window = "1h", cost = "5",
+				settle = "#result")
+		BigInteger huge() {
+			return BigInteger.ONE.shiftLeft(64).add(BigInteger.valueOf(5));
 		}
 
 		@GetMapping("/exported")

@@ -249,8 +249,9 @@ public final class PolicySpec {
 		}
 		if (value instanceof Number number && number.doubleValue() >= 0 && number.doubleValue() == Math.floor(
 				number.doubleValue())) {
-			// Bounded, so that no store's arithmetic overflows: more than this is a debt nobody repays anyway.
-			return Math.min(MAX_SETTLED_COST, number.longValue());
+			// Bounded, so that no store's arithmetic overflows: more than this is a debt nobody repays anyway. Compared
+			// as a double first: longValue() of a BigInteger beyond 2^63 wraps (2^64 + 5 would settle to 5).
+			return (number.doubleValue() >= MAX_SETTLED_COST) ? MAX_SETTLED_COST : number.longValue();
 		}
 		warnSettle("yielded " + value + ", not a whole number of at least 0", null);
 		return -1;
