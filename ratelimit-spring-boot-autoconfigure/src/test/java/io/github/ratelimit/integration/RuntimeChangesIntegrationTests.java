@@ -217,6 +217,13 @@ class RuntimeChangesIntegrationTests {
 			assertThatExceptionOfType(InvalidEndpointRequestException.class)
 				.isThrownBy(() -> endpoint.change(SecurityContext.NONE, "hot", 1L, null, null, null, null, null))
 				.withMessageContaining("'lease' must be at most the limit (1) but was 2");
+			assertThatExceptionOfType(InvalidEndpointRequestException.class)
+				.isThrownBy(() -> endpoint.change(SecurityContext.NONE, "hot", null, "99999999", null, null, null,
+						null))
+				.withMessageContaining("'window' must have a unit");
+			assertThatExceptionOfType(InvalidEndpointRequestException.class)
+				.isThrownBy(() -> endpoint.change(SecurityContext.NONE, "hot", null, null, 5L, null, null, null))
+				.withMessageContaining("'burst' applies to TOKEN_BUCKET and LEAKY_BUCKET only; FIXED counts no burst");
 			assertThatExceptionOfType(InvalidRateLimitPolicyException.class)
 				.isThrownBy(() -> context.getBean(RuntimeChanges.class).change("hot", Map.of("lease", "1")))
 				.withMessageContaining("'lease' cannot be changed at run time");

@@ -115,6 +115,12 @@ final class PolicyParser {
 		Algorithm algorithm = values.getOrDefault("algorithm", Algorithm.class, Algorithm.FIXED);
 		FailureMode failureMode = values.getOrDefault("failure-mode", FailureMode.class, this.defaultFailureMode);
 		PolicyMode mode = values.getOrDefault("mode", PolicyMode.class, PolicyMode.ENFORCE);
+		PolicyValues burstSource = values.sourceSetting("burst");
+		if (!algorithm.isBucket() && burstSource != null && PolicyValues.RUNTIME.equals(burstSource.source())) {
+			// An operator's change that would change nothing must not look applied.
+			throw invalid(name, where, "'burst' applies to TOKEN_BUCKET and LEAKY_BUCKET only; " + algorithm
+					+ " counts no burst (change 'limit', or the algorithm too)");
+		}
 		RateLimitPolicy policy;
 		try {
 			RateLimitPolicy.Builder builder = RateLimitPolicy.builder(name).algorithm(algorithm).limit(limit);
