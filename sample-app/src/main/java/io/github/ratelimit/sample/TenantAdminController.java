@@ -5,6 +5,7 @@ import java.security.MessageDigest;
 import java.util.Map;
 import java.util.regex.Pattern;
 
+import io.github.ratelimit.annotation.RateLimited;
 import io.github.ratelimit.engine.RateLimitTenants;
 import org.jspecify.annotations.Nullable;
 
@@ -21,6 +22,7 @@ import org.springframework.web.server.ResponseStatusException;
  * Changes a tenant's limit: {@code PUT /admin/tenants/{tenant}} with {@code {"limit": N}}, for requests carrying
  * {@code X-Admin-Token} equal to {@code sample.admin-token}. The change is written to the tenants table, and the
  * tenant's cached limits are evicted, so its next request sees the new limit, its count in the window carried over.
+ * Ten requests of a client address without the token or with a wrong one in 15 minutes, and it may try no more.
  */
 @RestController
 @RequestMapping("/admin/tenants")
@@ -44,6 +46,9 @@ class TenantAdminController {
 	}
 
 	@PutMapping("/{tenant}")
+	@RateLimited(name = "admin-attempts", limit = 10, window = "15m", countOn = { "401", "403" },
+			description = "Requests without the admin token or with a wrong one, per client address: the token "
+					+ "cannot be guessed at the server's speed")
 	Map<String, Object> setLimit(@PathVariable String tenant, @RequestBody LimitChange change,
 			@RequestHeader(name = "X-Admin-Token", required = false) @Nullable String token) {
 		authorize(token);

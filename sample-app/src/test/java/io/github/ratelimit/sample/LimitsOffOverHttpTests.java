@@ -27,7 +27,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class LimitsOffOverHttpTests {
 
-	private static final String ADMIN_TOKEN = "s3cret-admin-token";
+	private static final String ADMIN_TOKEN = "s3cret-admin-token-0123456789abcdef";
 
 	private final HttpClient client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 

@@ -24,11 +24,13 @@ class TenantsOverHttpTests {
 
 	private static final HttpClient client = HttpClient.newHttpClient();
 
+	private static final String TOKEN = "s3cret-admin-token-0123456789abcdef";
+
 	@Nested
 	@Import(SampleApplicationTests.StillClock.class)
 	@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
 			properties = { "spring.data.redis.port=" + SampleApplicationTests.NO_REDIS,
-					"sample.admin-token=s3cret-admin-token" })
+					"sample.admin-token=" + TOKEN })
 	class WithAnAdminToken {
 
 		@LocalServerPort
@@ -43,11 +45,11 @@ class TenantsOverHttpTests {
 
 		@Test
 		void aChangedLimitAppliesToTheTenantsNextRequestWithItsCountCarriedOver() throws Exception {
-			assertThat(put(this.port, "/admin/tenants/initech", "{\"limit\": 2}", "s3cret-admin-token").statusCode())
+			assertThat(put(this.port, "/admin/tenants/initech", "{\"limit\": 2}", TOKEN).statusCode())
 				.isEqualTo(200);
 			assertAdmitsThenRejects(this.port, "initech", 2);
 			HttpResponse<String> changed = put(this.port, "/admin/tenants/initech", "{\"limit\": 5}",
-					"s3cret-admin-token");
+					TOKEN);
 			assertThat(changed.statusCode()).isEqualTo(200);
 			assertThat(changed.body()).contains("\"limit\":5");
 			for (int remaining = 2; remaining >= 0; remaining--) {
@@ -63,11 +65,11 @@ class TenantsOverHttpTests {
 		void changingALimitNeedsTheAdminTokenAndAValidLimit() throws Exception {
 			assertThat(put(this.port, "/admin/tenants/acme", "{\"limit\": 1000}", null).statusCode()).isEqualTo(401);
 			assertThat(put(this.port, "/admin/tenants/acme", "{\"limit\": 1000}", "guess").statusCode()).isEqualTo(403);
-			assertThat(put(this.port, "/admin/tenants/acme", "{\"limit\": 0}", "s3cret-admin-token").statusCode())
+			assertThat(put(this.port, "/admin/tenants/acme", "{\"limit\": 0}", TOKEN).statusCode())
 				.isEqualTo(400);
-			assertThat(put(this.port, "/admin/tenants/acme", "{\"limit\": \"lots\"}", "s3cret-admin-token")
+			assertThat(put(this.port, "/admin/tenants/acme", "{\"limit\": \"lots\"}", TOKEN)
 				.statusCode()).isEqualTo(400);
-			assertThat(put(this.port, "/admin/tenants/Not%20A%20Tenant", "{\"limit\": 5}", "s3cret-admin-token")
+			assertThat(put(this.port, "/admin/tenants/Not%20A%20Tenant", "{\"limit\": 5}", TOKEN)
 				.statusCode()).isEqualTo(400);
 		}
 
@@ -87,6 +89,32 @@ class TenantsOverHttpTests {
 			assertThat(put(this.port, "/admin/tenants/acme", "{\"limit\": 1000}", null).statusCode()).isEqualTo(403);
 			assertThat(put(this.port, "/admin/tenants/acme", "{\"limit\": 1000}", "").statusCode()).isEqualTo(403);
 			assertThat(put(this.port, "/admin/tenants/acme", "{\"limit\": 1000}", "null").statusCode()).isEqualTo(403);
+		}
+
+	}
+
+	@Nested
+	@Import(SampleApplicationTests.StillClock.class)
+	@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+			properties = { "spring.data.redis.port=" + SampleApplicationTests.NO_REDIS, "sample.admin-token=" + TOKEN,
+					"ratelimit.policies.admin-attempts.limit=3" })
+	class GuessingTheToken {
+
+		@LocalServerPort
+		private int port;
+
+		@Test
+		void aClientThatKeepsGuessingTheAdminTokenIsRejectedBeforeItsTokenIsCompared() throws Exception {
+			assertThat(put(this.port, "/admin/tenants/acme", "{\"limit\": 4}", TOKEN).statusCode())
+				.as("the right token counts nothing").isEqualTo(200);
+			assertThat(put(this.port, "/admin/tenants/acme", "{\"limit\": 4}", null).statusCode()).isEqualTo(401);
+			for (int i = 0; i < 2; i++) {
+				assertThat(put(this.port, "/admin/tenants/acme", "{\"limit\": 4}", "guess-" + i).statusCode())
+					.isEqualTo(403);
+			}
+			HttpResponse<String> rejected = put(this.port, "/admin/tenants/acme", "{\"limit\": 4}", "guess-3");
+			assertThat(rejected.statusCode()).isEqualTo(429);
+			assertThat(rejected.body()).contains("\"violated-policies\":[\"admin-attempts\"]");
 		}
 
 	}
