@@ -105,14 +105,14 @@ class TenantsOverHttpTests {
 
 		@Test
 		void aClientThatKeepsGuessingTheAdminTokenIsRejectedBeforeItsTokenIsCompared() throws Exception {
-			assertThat(put(this.port, "/admin/tenants/acme", "{\"limit\": 4}", TOKEN).statusCode())
+			assertThat(put(this.port, "/admin/tenants/umbrella", "{\"limit\": 4}", TOKEN).statusCode())
 				.as("the right token counts nothing").isEqualTo(200);
-			assertThat(put(this.port, "/admin/tenants/acme", "{\"limit\": 4}", null).statusCode()).isEqualTo(401);
+			assertThat(put(this.port, "/admin/tenants/umbrella", "{\"limit\": 4}", null).statusCode()).isEqualTo(401);
 			for (int i = 0; i < 2; i++) {
-				assertThat(put(this.port, "/admin/tenants/acme", "{\"limit\": 4}", "guess-" + i).statusCode())
+				assertThat(put(this.port, "/admin/tenants/umbrella", "{\"limit\": 4}", "guess-" + i).statusCode())
 					.isEqualTo(403);
 			}
-			HttpResponse<String> rejected = put(this.port, "/admin/tenants/acme", "{\"limit\": 4}", "guess-3");
+			HttpResponse<String> rejected = put(this.port, "/admin/tenants/umbrella", "{\"limit\": 4}", "guess-3");
 			assertThat(rejected.statusCode()).isEqualTo(429);
 			assertThat(rejected.body()).contains("\"violated-policies\":[\"admin-attempts\"]");
 		}
