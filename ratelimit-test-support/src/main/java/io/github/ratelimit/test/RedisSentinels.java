@@ -122,10 +122,12 @@ public final class RedisSentinels implements AutoCloseable {
 			try {
 				Path directory = Files.createTempDirectory("ratelimit-sentinel-" + port + "-");
 				Path config = directory.resolve("sentinel.conf");
+				// A failover whose election split the votes is tried again after twice the failover timeout: 6 s
+				// here rather than 20, so that a busy machine's second election still falls within a test's wait.
 				Files.writeString(config, String.join("\n", "port " + port, "bind 127.0.0.1", "dir " + directory,
 						"sentinel monitor " + MASTER_NAME + " " + master.host() + " " + master.port() + " 2",
 						"sentinel down-after-milliseconds " + MASTER_NAME + " " + downAfter.toMillis(),
-						"sentinel failover-timeout " + MASTER_NAME + " 10000",
+						"sentinel failover-timeout " + MASTER_NAME + " 3000",
 						"sentinel parallel-syncs " + MASTER_NAME + " 1", ""));
 				return new Sentinel(RedisServer.spawnSentinel(port, directory, config));
 			}
