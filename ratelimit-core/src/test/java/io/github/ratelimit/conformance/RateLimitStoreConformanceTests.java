@@ -724,6 +724,41 @@ public abstract class RateLimitStoreConformanceTests {
 		assertThat(take(policy, "k", 1).allowed()).as("repaid").isTrue();
 	}
 
+	/**
+	 * A bucket's debt is repaid by its refill, and its rejections say exactly when: what a penalty group's lock-out,
+	 * a bucket of a million a second charged an hour of its refill, relies on.
+	 */
+	@ParameterizedTest
+	@EnumSource(value = Algorithm.class, names = { "TOKEN_BUCKET", "LEAKY_BUCKET" })
+	void aBucketInDebtSaysHowLongItsRefillTakesToRepayIt(Algorithm algorithm) {
+		RateLimitPolicy policy = policy(algorithm, 5, Duration.ofMinutes(1));
+		assumeSupported(policy);
+		long countedAt = this.clock.currentTimeMillis();
+		assertThat(take(policy, "k", 2).allowed()).isTrue();
+		this.store.charge(new Acquisition(policy, "k", 6), countedAt);
+		Decision inDebt = take(policy, "k", 1);
+		assertThat(inDebt.allowed()).isFalse();
+		assertThat(inDebt.retryAfterMillis()).as("3 tokens owed and 1 to take, at one per 12 s").isEqualTo(48_000);
+		assertThat(inDebt.resetAfterMillis()).as("8 tokens used of 5").isEqualTo(96_000);
+		RateLimitPolicy lock = RateLimitPolicy.builder("lock-" + algorithm)
+			.algorithm(algorithm)
+			.limit(1_000_000)
+			.window(Duration.ofSeconds(1))
+			.burst(1_000_000L)
+			.build();
+		countedAt = this.clock.currentTimeMillis();
+		Decision taken = take(lock, "k", 999_000);
+		assertThat(taken.allowed()).isTrue();
+		this.store.charge(new Acquisition(lock, "k", taken.remaining() + 3_600_000_000L - 1), countedAt);
+		Decision lockedOut = take(lock, "k", 1);
+		assertThat(lockedOut.allowed()).isFalse();
+		assertThat(lockedOut.retryAfterMillis()).isEqualTo(3_600_000);
+		this.clock.advance(Duration.ofHours(1).minusMillis(1));
+		assertThat(take(lock, "k", 1).allowed()).isFalse();
+		this.clock.advanceMillis(1);
+		assertThat(take(lock, "k", 1).allowed()).as("an hour after the take").isTrue();
+	}
+
 	@ParameterizedTest
 	@EnumSource(Algorithm.class)
 	void aChargeForAnAdmissionWhoseWindowHasPassedTakesNothingNow(Algorithm algorithm) {

@@ -79,14 +79,15 @@ final class TokenBucketItems {
 			long drainedLevel = (!exists || stored <= drained) ? 0 : stored - drained;
 			long level = changed ? Math.min(capacity, ceilDiv(drainedLevel, countedPerToken) * perToken) : drainedLevel;
 			long tokens = Math.max(0, capacity - level);
-			long reset = ceilDiv(capacity - tokens, perMilli);
+			// Above the capacity, the level is a debt (a cost charged after the response): waits count it whole.
+			long reset = ceilDiv(level, perMilli);
 			long next = ceilDiv(perToken - tokens % perToken, perMilli);
 			AttributeValue ttl = DynamoDbCalls.ttl(t + ceilDiv(capacity, perMilli));
 			AttributeValue units = DynamoDbCalls.number(perToken);
 			AttributeValue rate = DynamoDbCalls.number(perMilli);
 			if (cost > burst || tokens < need) {
 				Decision rejected = Decision.rejected(burst, tokens / perToken, reset,
-						(cost > burst) ? Decision.NEVER : ceilDiv(need - tokens, perMilli), next);
+						(cost > burst) ? Decision.NEVER : ceilDiv(need - (capacity - level), perMilli), next);
 				if (!changed) {
 					return done(rejected);
 				}
