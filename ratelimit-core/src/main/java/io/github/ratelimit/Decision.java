@@ -186,7 +186,14 @@ public record Decision(boolean allowed, long limit, long remaining, long resetAf
 		 * The store failed and the request was rejected as if the service were unavailable
 		 * ({@link FailureMode#DENY}); the retry delay is when the store will be tried again.
 		 */
-		FAIL_CLOSED
+		FAIL_CLOSED,
+
+		/**
+		 * The key is locked out: it broke a policy with a penalty, and every policy of the penalty group rejects it
+		 * until the lock ends, which the retry delay says, whether the store or the deny cache told it.
+		 * @since 0.5.0
+		 */
+		PENALTY
 
 	}
 

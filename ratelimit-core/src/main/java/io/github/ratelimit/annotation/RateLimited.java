@@ -173,6 +173,30 @@ public @interface RateLimited {
 	String description() default "";
 
 	/**
+	 * Lock a key out once it breaks this policy, for this long ({@code 15m}, {@code 1h}, {@code PT1H}; at most 31
+	 * days): a request of the key that this policy rejects, or with {@link #countOn()} the counted request that uses
+	 * its last unit (the fifth failed login of five), locks the key out of every policy of its
+	 * {@link #penaltyGroup()}, on every instance sharing the store. While locked out, each of its requests is
+	 * rejected with {@code 429}, {@code Retry-After} saying when the lock ends and the problem type
+	 * {@code abnormal-usage-detected}, from this instance's deny cache where it can, without a store call. An
+	 * operator unlocks a key by resetting it through the actuator endpoint. Empty (the default): no lock-out.
+	 * {@code ratelimit.policies.<name>.penalty} overrides it.
+	 * @return the lock-out's duration, or empty
+	 * @since 0.5.0
+	 */
+	String penalty() default "";
+
+	/**
+	 * The penalty group this policy's keys are locked out of, and checked against: every policy naming a group
+	 * rejects the keys locked out of it, whichever policy of the group locked them. Empty (the default): the
+	 * policy's own name when it has a {@link #penalty()}, else none. {@code ratelimit.policies.<name>.penalty-group}
+	 * overrides it.
+	 * @return the group's name, or empty
+	 * @since 0.5.0
+	 */
+	String penaltyGroup() default "";
+
+	/**
 	 * Lease the key's units a block at a time, in front of a shared store (Redis, DynamoDB): each instance takes a
 	 * block in one store call and admits from it without a round trip, so a hot key costs a store call per block
 	 * rather than per request. The fleet never admits more than the limit; it may admit less while other instances

@@ -1,6 +1,7 @@
 package io.github.ratelimit.gateway;
 
 import java.net.InetSocketAddress;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -81,6 +82,30 @@ class GatewayRateLimiterTests {
 		Response rejected = gateway.isAllowed("daily", "k").block();
 		assertThat(rejected.isAllowed()).isFalse();
 		assertThat(rejected.getHeaders()).containsEntry("Retry-After", Long.toString(15 * 3600 - 30));
+	}
+
+	@Test
+	void aKeyThatBreaksARoutesPolicyWithAPenaltyIsLockedOutOfEveryRouteOfTheGroupForThePenalty() {
+		GatewayRateLimiter gateway = gateway(Map.of("login", values("login", "penalty", "1h", "penalty-group", "auth")),
+				route("login", "ratelimit.policy", "login", "ratelimit.limit", "2", "ratelimit.window", "1m"),
+				route("reset", "ratelimit.policy", "reset", "ratelimit.limit", "100", "ratelimit.window", "1m",
+						"ratelimit.penalty-group", "auth"));
+		assertThat(allowed(gateway, "login", "k")).isTrue();
+		assertThat(allowed(gateway, "login", "k")).isTrue();
+		assertThat(gateway.isAllowed("login", "k").block().getHeaders()).containsEntry("Retry-After", "3600");
+		this.clock.advance(Duration.ofMinutes(2));
+		assertThat(gateway.isAllowed("login", "k").block().getHeaders()).as("the window has passed, not the penalty")
+			.containsEntry("Retry-After", "3480");
+		assertThat(gateway.isAllowed("reset", "k").block().getHeaders()).as("another route of the group")
+			.containsEntry("Retry-After", "3480");
+		assertThat(allowed(gateway, "reset", "other")).as("another key").isTrue();
+		RateLimitProblemFilter problems = new RateLimitProblemFilter();
+		MockServerWebExchange rejected = exchange("198.51.100.7");
+		problems.filter(rejected, (exchange) -> requestRateLimiter(gateway, exchange, "reset", "k")).block();
+		assertThat(rejected.getResponse().getBodyAsString().block())
+			.contains("\"type\":\"https://iana.org/assignments/http-problem-types#abnormal-usage-detected\"");
+		this.clock.advance(Duration.ofMinutes(58));
+		assertThat(allowed(gateway, "login", "k")).as("an hour after the break").isTrue();
 	}
 
 	@Test

@@ -6,9 +6,12 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executor;
 import java.util.function.IntSupplier;
 
+import io.github.ratelimit.Decision;
 import io.github.ratelimit.limiter.Admission;
+import io.github.ratelimit.store.Acquisition;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -30,13 +33,35 @@ final class LayerHold {
 
 	private final List<Admission> shadowAdmissions;
 
+	/** Where the keys that break a policy with a penalty by a counted outcome are locked out, or {@code null}. */
+	private final @Nullable RateLimitLockouts lockouts;
+
+	/** The acquisitions of the enforced policies, for their keys. */
+	private final List<Acquisition> acquisitions;
+
+	/** Where a lock-out's store calls run, or {@code null} for the calling thread. */
+	private final @Nullable Executor executor;
+
 	LayerHold(@Nullable RequestScope scope, List<PolicySpec> enforced, @Nullable Admission admission,
 			List<PolicySpec> shadows, List<Admission> shadowAdmissions) {
+		this(scope, enforced, admission, shadows, shadowAdmissions, null, List.of(), null);
+	}
+
+	/**
+	 * A hold that also locks out the key of a policy with a penalty whose counted outcome used its last unit: with
+	 * count by outcome, the failure that reaches the limit breaks the policy.
+	 */
+	LayerHold(@Nullable RequestScope scope, List<PolicySpec> enforced, @Nullable Admission admission,
+			List<PolicySpec> shadows, List<Admission> shadowAdmissions, @Nullable RateLimitLockouts lockouts,
+			List<Acquisition> acquisitions, @Nullable Executor executor) {
 		this.scope = scope;
 		this.enforced = enforced;
 		this.admission = admission;
 		this.shadows = shadows;
 		this.shadowAdmissions = shadowAdmissions;
+		this.lockouts = lockouts;
+		this.acquisitions = acquisitions;
+		this.executor = executor;
 	}
 
 	/** Whether this layer decided the named policy (a shared one the method layer must not draw again). */
@@ -117,6 +142,7 @@ final class LayerHold {
 		int outcome = -1;
 		int[] refunds = new int[this.enforced.size()];
 		int count = 0;
+		List<Integer> breaks = new ArrayList<>(0);
 		for (int i = 0; i < this.enforced.size(); i++) {
 			CountOn countOn = this.enforced.get(i).countOn();
 			if (countOn != null && this.admission != null) {
@@ -124,9 +150,17 @@ final class LayerHold {
 				if (!countOn.counts(outcome)) {
 					refunds[count++] = i;
 				}
+				else if (usedTheLastUnit(i)) {
+					breaks.add(i);
+				}
 			}
 		}
 		List<CompletableFuture<Void>> given = new ArrayList<>(0);
+		RateLimitLockouts lockouts = this.lockouts;
+		if (!breaks.isEmpty() && lockouts != null) {
+			given.add(lockouts.lockOut(breaks.stream().map(this.enforced::get).toList(),
+					breaks.stream().map((i) -> this.acquisitions.get(i).key()).toList(), this.executor));
+		}
 		if (count > 0 && this.admission != null) {
 			given.add(this.admission.refundAsync(Arrays.copyOf(refunds, count)).toCompletableFuture());
 		}
@@ -140,6 +174,13 @@ final class LayerHold {
 			}
 		}
 		return CompletableFuture.allOf(given.toArray(new CompletableFuture<?>[0]));
+	}
+
+	private boolean usedTheLastUnit(int index) {
+		Penalty penalty = this.enforced.get(index).penalty();
+		Decision decision = (this.admission != null) ? this.admission.decision(index) : null;
+		return penalty != null && penalty.locks() && this.lockouts != null && decision != null && decision.allowed()
+				&& decision.remaining() == 0 && decision.origin() != Decision.Origin.FAIL_OPEN;
 	}
 
 }

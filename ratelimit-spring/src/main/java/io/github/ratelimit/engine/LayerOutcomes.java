@@ -12,6 +12,7 @@ import io.github.ratelimit.web.AppliedRateLimit;
 import io.github.ratelimit.web.RateLimitExceededException;
 import io.github.ratelimit.web.RateLimitException;
 import io.github.ratelimit.web.RateLimitHeadersWriter;
+import io.github.ratelimit.web.RateLimitLockedOutException;
 import io.github.ratelimit.web.RateLimitRequest;
 import io.github.ratelimit.web.RateLimitStatus;
 import io.github.ratelimit.web.RateLimitUnavailableException;
@@ -36,11 +37,14 @@ final class LayerOutcomes {
 
 	private final @Nullable HeavyHitters heavyHitters;
 
+	private final @Nullable RateLimitLockouts lockouts;
+
 	LayerOutcomes(RateLimitHeadersWriter headersWriter, ShadowReporter shadowReporter,
-			@Nullable HeavyHitters heavyHitters) {
+			@Nullable HeavyHitters heavyHitters, @Nullable RateLimitLockouts lockouts) {
 		this.headersWriter = headersWriter;
 		this.shadowReporter = shadowReporter;
 		this.heavyHitters = heavyHitters;
+		this.lockouts = lockouts;
 	}
 
 	/** The outcome of one policy's decision, for the engine's path of a single policy. */
@@ -66,11 +70,14 @@ final class LayerOutcomes {
 		return new RateLimitOutcome(List.of(), headers, ex, LayerHold.NONE);
 	}
 
-	/** The limits the enforced policies' admission applied, in the order asked. */
+	/**
+	 * The limits the enforced policies' admission applied, in the order asked; not the checks of their penalty groups
+	 * ({@link RateLimitLockouts} reads them).
+	 */
 	List<AppliedRateLimit> applied(LayerPlan plan, @Nullable Admission admission) {
-		List<AppliedRateLimit> applied = new ArrayList<>(plan.acquisitions().size());
+		List<AppliedRateLimit> applied = new ArrayList<>(plan.checksFrom());
 		if (admission != null) {
-			for (int i = 0; i < plan.acquisitions().size(); i++) {
+			for (int i = 0; i < plan.checksFrom(); i++) {
 				Decision decision = admission.decision(i);
 				if (decision != null) {
 					if (this.heavyHitters != null) {
@@ -119,8 +126,10 @@ final class LayerOutcomes {
 		}
 		List<AppliedRateLimit> sorted = new ArrayList<>(applied);
 		sorted.sort(MOST_RESTRICTIVE_FIRST);
-		return outcome(request, sorted, null,
-				new LayerHold(plan.scope(), plan.enforced(), admission, plan.shadows(), shadowAdmissions));
+		boolean checked = plan.checksFrom() < plan.acquisitions().size();
+		return outcome(request, sorted, null, new LayerHold(plan.scope(), plan.ownEnforced(), admission,
+				plan.shadows(), shadowAdmissions, checked ? this.lockouts : null, plan.acquisitions(),
+				(request != null) ? request.applicationCodeExecutor() : null));
 	}
 
 	/**
@@ -166,6 +175,9 @@ final class LayerOutcomes {
 	static RateLimitException rejection(RateLimitPolicy policy, Decision decision, List<String> violated) {
 		if (decision.origin() == Decision.Origin.FAIL_CLOSED) {
 			return new RateLimitUnavailableException(policy, decision);
+		}
+		if (decision.origin() == Decision.Origin.PENALTY) {
+			return new RateLimitLockedOutException(policy, decision, violated);
 		}
 		return new RateLimitExceededException(policy, decision, violated);
 	}

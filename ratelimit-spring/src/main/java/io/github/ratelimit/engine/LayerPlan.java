@@ -9,11 +9,18 @@ import io.github.ratelimit.store.Acquisition;
  *
  * @param scope the request's values, for what is settled later
  * @param enforced the enforced policies, in the order of their acquisitions
- * @param acquisitions what the enforced policies take, all or nothing
+ * @param acquisitions what the enforced policies take, all or nothing, then their penalty groups' checks
+ * @param checksFrom the index of the first penalty group's check (the size of {@code acquisitions} if none), whose
+ * policy in {@code enforced} is the one that draws the group
  * @param shadows the shadow policies, in the order of their acquisitions
  * @param shadowAcquisitions what each shadow policy takes, apart
  */
-record LayerPlan(RequestScope scope, List<PolicySpec> enforced, List<Acquisition> acquisitions,
+record LayerPlan(RequestScope scope, List<PolicySpec> enforced, List<Acquisition> acquisitions, int checksFrom,
 		List<PolicySpec> shadows, List<Acquisition> shadowAcquisitions) {
+
+	/** The enforced policies' own specs, without the checks of their penalty groups. */
+	List<PolicySpec> ownEnforced() {
+		return (this.checksFrom == this.enforced.size()) ? this.enforced : this.enforced.subList(0, this.checksFrom);
+	}
 
 }

@@ -183,7 +183,31 @@ final class LayerPlanner {
 			(shadow ? shadows : enforced).add(spec);
 			(shadow ? shadowAcquisitions : acquisitions).add(acquisition);
 		}
-		return new LayerPlan(scope, enforced, acquisitions, shadows, shadowAcquisitions);
+		int checksFrom = acquisitions.size();
+		addPenaltyChecks(enforced, acquisitions);
+		return new LayerPlan(scope, enforced, acquisitions, checksFrom, shadows, shadowAcquisitions);
+	}
+
+	/**
+	 * Check each enforced policy's key against its penalty group, in the same call as the policies: one unit of the
+	 * group's lock-out bucket, once per group and key.
+	 */
+	private static void addPenaltyChecks(List<PolicySpec> enforced, List<Acquisition> acquisitions) {
+		int own = acquisitions.size();
+		for (int i = 0; i < own; i++) {
+			Penalty penalty = enforced.get(i).penalty();
+			if (penalty != null) {
+				String key = acquisitions.get(i).key();
+				boolean checked = false;
+				for (Acquisition check : acquisitions.subList(own, acquisitions.size())) {
+					checked |= check.key().equals(key) && check.policy().name().equals(penalty.lock().name());
+				}
+				if (!checked) {
+					enforced.add(enforced.get(i));
+					acquisitions.add(new Acquisition(penalty.lock(), key, 1));
+				}
+			}
+		}
 	}
 
 

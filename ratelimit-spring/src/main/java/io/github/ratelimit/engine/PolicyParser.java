@@ -54,7 +54,8 @@ final class PolicyParser {
 	static final Map<String, Class<?>> PASSED_ON = Map.of("description", String.class, "lease", String.class);
 
 	/** Attributes that decide each request (its key, its cost, whether it counts), each shown with its source. */
-	static final List<String> PER_REQUEST = List.of("key", "cost", "count-on", "skip", "settle", "tenant", "enabled");
+	static final List<String> PER_REQUEST = List.of("key", "cost", "count-on", "skip", "settle", "tenant", "penalty",
+			"penalty-group", "enabled");
 
 	/** The zone of a calendar window no zone is set for. */
 	private static final ZoneId UTC = ZoneId.of("UTC");
@@ -104,6 +105,9 @@ final class PolicyParser {
 	@Nullable PolicySpec parse(String name, String where, String property, List<PolicyValues> sources,
 			String[] parameterNames, Class<?>[] parameterTypes) {
 		PolicySources values = new PolicySources(sources, name, where);
+		if (name.startsWith(Penalty.LOCK_PREFIX.substring(0, 1))) {
+			throw invalid(name, where, "a policy's name cannot start with '#', kept for the penalty groups' lock-outs");
+		}
 		if (Boolean.FALSE.equals(values.get("enabled", Boolean.class))) {
 			return null;
 		}
@@ -156,6 +160,7 @@ final class PolicyParser {
 					+ "beyond its limit when it ends, so a cost settled after the response could exceed the limit "
 					+ "every window)" + values.fromProperty("'algorithm'"));
 		}
+		Penalty penalty = Penalty.parse(values, name, where, policy);
 		String tenantExpression = values.getOrDefault("tenant", String.class, "").trim();
 		KeySource tenant = tenantExpression.isEmpty() ? null
 				: keySource(tenantExpression, name, where, parameterNames, parameterTypes);
@@ -173,7 +178,7 @@ final class PolicyParser {
 			}
 		});
 		return new PolicySpec(policy, declarationOf(where), values.sources(policy), keyExpression, key, cost, countOn,
-				skipExpression, tenant, settleExpression, planned, planSources, passedOn, (change) -> {
+				skipExpression, tenant, settleExpression, penalty, planned, planSources, passedOn, (change) -> {
 					change.forEach((layer) -> checkRunTimeChange(name, layer));
 					List<PolicyValues> changed = new ArrayList<>(sources.size() + change.size());
 					changed.addAll(change);

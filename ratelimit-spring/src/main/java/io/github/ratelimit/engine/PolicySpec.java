@@ -79,6 +79,9 @@ public final class PolicySpec {
 	/** What the request really cost, over its result, or {@code null} if the reservation is the cost. */
 	private final @Nullable Expression settle;
 
+	/** The penalty group its keys are checked against, or {@code null} for none. */
+	private final @Nullable Penalty penalty;
+
 	/** The most a request is settled to. */
 	static final long MAX_SETTLED_COST = Integer.MAX_VALUE;
 
@@ -102,8 +105,8 @@ public final class PolicySpec {
 
 	PolicySpec(RateLimitPolicy policy, String declaration, Map<String, String> sources, String keyExpression,
 			KeySource key, CostSource cost, @Nullable CountOn countOn, @Nullable Expression skip,
-			@Nullable KeySource tenant, @Nullable Expression settle, Map<String, RateLimitPolicy> plans,
-			Map<String, Map<String, String>> planSources, Map<String, Object> values,
+			@Nullable KeySource tenant, @Nullable Expression settle, @Nullable Penalty penalty,
+			Map<String, RateLimitPolicy> plans, Map<String, Map<String, String>> planSources, Map<String, Object> values,
 			Function<List<PolicyValues>, @Nullable PolicySpec> rebuild) {
 		this.declared = policy;
 		this.rebuild = rebuild;
@@ -119,6 +122,7 @@ public final class PolicySpec {
 		this.skip = skip;
 		this.tenant = tenant;
 		this.settle = settle;
+		this.penalty = penalty;
 		this.values = Map.copyOf(values);
 		this.sharedByEveryClient = key instanceof KeySource.Literal;
 		this.callsApplicationCode = ApplicationCode.isCalledBy(expressionOf(key))
@@ -204,6 +208,11 @@ public final class PolicySpec {
 	/** Whether every client draws on one key: an application-wide quota, whose state headers do not show. */
 	boolean isSharedByEveryClient() {
 		return this.sharedByEveryClient;
+	}
+
+	/** The penalty group its keys are checked against, and locked out of when they break it, or {@code null}. */
+	@Nullable Penalty penalty() {
+		return this.penalty;
 	}
 
 	/** The outcomes that count, or {@code null} if every admitted request does. */

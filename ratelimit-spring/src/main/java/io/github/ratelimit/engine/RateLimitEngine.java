@@ -53,6 +53,8 @@ public final class RateLimitEngine {
 
 	private final @Nullable HeavyHitters heavyHitters;
 
+	private final RateLimitLockouts lockouts;
+
 	private final Function<RateLimitRequest, String> clientIp;
 
 	private RateLimitEngine(Builder builder) {
@@ -60,8 +62,9 @@ public final class RateLimitEngine {
 		this.limiter = new ObservedLimiter(builder.rateLimiter, builder.observationRegistry,
 				builder.observationConvention);
 		this.planner = new LayerPlanner(builder.catalog, builder.planResolver, builder.exempt, builder.tenants);
+		this.lockouts = new RateLimitLockouts(builder.rateLimiter);
 		this.outcomes = new LayerOutcomes(builder.headersWriter, new ShadowReporter(builder.rateLimiter.listener()),
-				builder.heavyHitters);
+				builder.heavyHitters, this.lockouts);
 		this.heavyHitters = builder.heavyHitters;
 		this.clientIp = new ClientIps(builder.clientIpResolver)::resolve;
 	}
@@ -72,6 +75,15 @@ public final class RateLimitEngine {
 	 */
 	public @Nullable HeavyHitters heavyHitters() {
 		return this.heavyHitters;
+	}
+
+	/**
+	 * Return the lock-outs of the penalty groups: who is locked out, and how to unlock them.
+	 * @return the lock-outs
+	 * @since 0.5.0
+	 */
+	public RateLimitLockouts lockouts() {
+		return this.lockouts;
 	}
 
 	/**
@@ -273,7 +285,10 @@ public final class RateLimitEngine {
 		LayerPlan plan = this.planner.plan(specs, scope, request, earlier, null,
 				(lookups != null) ? TenantPolicies.join(lookups) : null);
 		Admission admission = plan.acquisitions().isEmpty() ? null : this.limiter.decideAll(plan.acquisitions(), false);
-		List<AppliedRateLimit> applied = this.outcomes.applied(plan, admission);
+		List<AppliedRateLimit> applied = this.lockouts
+			.applied(plan, admission, this.outcomes.applied(plan, admission), null)
+			.toCompletableFuture()
+			.join(); // complete: without an executor, a lock-out is made here
 		RateLimitOutcome rejected = this.outcomes.rejected(request, applied);
 		if (rejected != null) {
 			return rejected;
@@ -323,20 +338,26 @@ public final class RateLimitEngine {
 	private CompletionStage<RateLimitOutcome> decidePlanAsync(LayerPlan plan, @Nullable RateLimitRequest request) {
 		CompletionStage<@Nullable Admission> decided = plan.acquisitions().isEmpty()
 				? CompletableFuture.completedFuture(null) : this.limiter.decideAllAsync(plan.acquisitions(), false);
-		return decided.thenCompose((admission) -> {
-			List<AppliedRateLimit> applied = this.outcomes.applied(plan, admission);
-			RateLimitOutcome rejected = this.outcomes.rejected(request, applied);
-			if (rejected != null) {
-				return CompletableFuture.completedFuture(rejected);
-			}
-			List<CompletableFuture<Admission>> shadows = new ArrayList<>(plan.shadows().size());
-			for (Acquisition shadow : plan.shadowAcquisitions()) {
-				shadows.add(this.limiter.decideAllAsync(List.of(shadow), true).toCompletableFuture());
-			}
-			return CompletableFuture.allOf(shadows.toArray(new CompletableFuture<?>[0]))
-				.thenApply((ignored) -> this.outcomes.admitted(request, plan, admission, applied,
-						shadows.stream().map(CompletableFuture::join).toList()));
-		});
+		Executor executor = (request != null) ? request.applicationCodeExecutor() : null;
+		return decided.thenCompose((admission) -> this.lockouts
+			.applied(plan, admission, this.outcomes.applied(plan, admission), executor)
+			.thenCompose((applied) -> decided(plan, request, admission, applied)));
+	}
+
+	/** The outcome of a layer the limiter decided: rejected, or admitted once its shadow policies are decided. */
+	private CompletionStage<RateLimitOutcome> decided(LayerPlan plan, @Nullable RateLimitRequest request,
+			@Nullable Admission admission, List<AppliedRateLimit> applied) {
+		RateLimitOutcome rejected = this.outcomes.rejected(request, applied);
+		if (rejected != null) {
+			return CompletableFuture.completedFuture(rejected);
+		}
+		List<CompletableFuture<Admission>> shadows = new ArrayList<>(plan.shadows().size());
+		for (Acquisition shadow : plan.shadowAcquisitions()) {
+			shadows.add(this.limiter.decideAllAsync(List.of(shadow), true).toCompletableFuture());
+		}
+		return CompletableFuture.allOf(shadows.toArray(new CompletableFuture<?>[0]))
+			.thenApply((ignored) -> this.outcomes.admitted(request, plan, admission, applied,
+					shadows.stream().map(CompletableFuture::join).toList()));
 	}
 
 	/**

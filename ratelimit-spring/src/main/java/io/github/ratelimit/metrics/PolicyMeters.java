@@ -114,7 +114,7 @@ final class PolicyMeters {
 	/** The index in {@link #OUTCOMES}. */
 	private static int outcome(Decision decision) {
 		return switch (decision.origin()) {
-			case STORE, LEASE -> decision.allowed() ? 0 : 1;
+			case STORE, LEASE, PENALTY -> decision.allowed() ? 0 : 1;
 			case DENY_CACHE -> 2;
 			case LOCAL_FALLBACK -> decision.allowed() ? 3 : 4;
 			case FAIL_OPEN -> 5;

@@ -79,7 +79,7 @@ public class DefaultRateLimitObservationConvention implements RateLimitObservati
 	/** The index in {@link #OUTCOMES} of what a decision says by its origin. */
 	private static int decisionIndex(Decision decision) {
 		return switch (decision.origin()) {
-			case STORE, LEASE, DENY_CACHE -> decision.allowed() ? 1 : 2;
+			case STORE, LEASE, DENY_CACHE, PENALTY -> decision.allowed() ? 1 : 2;
 			case LOCAL_FALLBACK -> 4;
 			case FAIL_OPEN -> 5;
 			case FAIL_CLOSED -> 6;

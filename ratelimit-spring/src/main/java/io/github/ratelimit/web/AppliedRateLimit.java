@@ -30,8 +30,8 @@ public record AppliedRateLimit(RateLimitPolicy policy, Decision decision, boolea
 	 * more than the time until it is full again. A bucket's wait is thus exact however long: a debt a cost settled
 	 * after the response left ({@code settle}) is announced for as long as the refill takes to repay it. Of the
 	 * others only a sliding counter whose previous window still weighs waits longer than a window; a client told a
-	 * whole window comes back then and is told the rest. An unavailable store's wait (503) is the circuit breaker's
-	 * and is not shortened.
+	 * whole window comes back then and is told the rest. An unavailable store's wait (503) is the circuit breaker's,
+	 * and a locked-out key's the rest of its lock-out: neither is shortened.
 	 * @return the seconds to wait, at least 1
 	 * @since 0.2.0
 	 */
@@ -41,7 +41,7 @@ public record AppliedRateLimit(RateLimitPolicy policy, Decision decision, boolea
 
 	static long retryAfterSeconds(RateLimitPolicy policy, Decision decision) {
 		long seconds = decision.retryAfterSeconds();
-		if (decision.origin() == Decision.Origin.FAIL_CLOSED) {
+		if (decision.origin() == Decision.Origin.FAIL_CLOSED || decision.origin() == Decision.Origin.PENALTY) {
 			return seconds;
 		}
 		long bound = Math.max(1, (policy.windowMillis() + 999) / 1000);

@@ -62,7 +62,8 @@ class PolicyCatalogTests {
 				Map.entry("mode", "default"), Map.entry("description", "default"), Map.entry("lease", "default"),
 				Map.entry("key", "annotation"), Map.entry("cost", "default"),
 				Map.entry("count-on", "default"), Map.entry("skip", "default"), Map.entry("settle", "default"),
-				Map.entry("tenant", "default"), Map.entry("enabled", "default"));
+				Map.entry("tenant", "default"), Map.entry("penalty", "default"), Map.entry("penalty-group", "default"),
+				Map.entry("enabled", "default"));
 		assertThat(catalog.declaredBy("orders")).containsExactly("Orders#orders(String)");
 	}
 
