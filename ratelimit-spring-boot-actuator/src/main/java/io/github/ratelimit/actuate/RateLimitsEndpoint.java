@@ -1,6 +1,7 @@
 package io.github.ratelimit.actuate;
 
 import java.security.Principal;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -15,6 +16,7 @@ import io.github.ratelimit.engine.InvalidRateLimitPolicyException;
 import io.github.ratelimit.engine.PolicyCatalog;
 import io.github.ratelimit.engine.PolicyCatalogSummary;
 import io.github.ratelimit.engine.PolicySpec;
+import io.github.ratelimit.engine.RateLimitLockouts;
 import io.github.ratelimit.engine.RuntimeChanges;
 import io.github.ratelimit.limiter.RateLimiter;
 import io.github.ratelimit.web.HandlerMethods;
@@ -64,6 +66,8 @@ public class RateLimitsEndpoint {
 
 	private final @Nullable HandlerMethods handlers;
 
+	private final @Nullable RateLimitLockouts lockouts;
+
 	/**
 	 * Create an endpoint whose changes apply to this instance alone, without heavy hitters.
 	 * @param catalog the declared policies
@@ -85,6 +89,24 @@ public class RateLimitsEndpoint {
 	 */
 	public RateLimitsEndpoint(PolicyCatalog catalog, RateLimiter rateLimiter, RuntimeChanges changes,
 			@Nullable HeavyHitters heavyHitters, KeyDisplay keys, @Nullable HandlerMethods handlers) {
+		this(catalog, rateLimiter, changes, heavyHitters, keys, handlers, null);
+	}
+
+	/**
+	 * Create an endpoint that lists the keys locked out of penalty groups, and unlocks them with a key's reset.
+	 * @param catalog the declared policies
+	 * @param rateLimiter the limiter
+	 * @param changes where changes go: to every instance sharing the store, or this one alone
+	 * @param heavyHitters the heaviest keys of each policy, shown by a policy's read, or {@code null}
+	 * @param keys how keys are shown and read: fingerprinted, or raw where granted
+	 * @param handlers the web stack's handler methods, whose unlimited ones the read lists, or {@code null}
+	 * @param lockouts the lock-outs of the penalty groups, or {@code null}
+	 * @since 0.5.0
+	 */
+	public RateLimitsEndpoint(PolicyCatalog catalog, RateLimiter rateLimiter, RuntimeChanges changes,
+			@Nullable HeavyHitters heavyHitters, KeyDisplay keys, @Nullable HandlerMethods handlers,
+			@Nullable RateLimitLockouts lockouts) {
+		this.lockouts = lockouts;
 		this.catalog = catalog;
 		this.rateLimiter = rateLimiter;
 		this.changes = changes;
@@ -105,7 +127,20 @@ public class RateLimitsEndpoint {
 			.toList();
 		return new RateLimitsDescriptor(this.rateLimiter.store().getClass().getSimpleName(), policies,
 				this.changes.storedChanges(),
-				(this.handlers != null) ? PolicyCatalogSummary.unlimited(this.catalog, this.handlers) : List.of());
+				(this.handlers != null) ? PolicyCatalogSummary.unlimited(this.catalog, this.handlers) : List.of(),
+				lockedOut());
+	}
+
+	private List<LockedOutDescriptor> lockedOut() {
+		if (this.lockouts == null) {
+			return List.of();
+		}
+		long now = this.rateLimiter.store().currentTimeMillis();
+		return this.lockouts.lockedOut()
+			.stream()
+			.map((locked) -> new LockedOutDescriptor(locked.group(), this.keys.show(locked.key()),
+					Math.max(1, (locked.untilEpochMillis() - now + 999) / 1000)))
+			.toList();
 	}
 
 	/**
@@ -250,7 +285,8 @@ public class RateLimitsEndpoint {
 	}
 
 	/**
-	 * Reset one key of one policy, under every plan: its next request is decided as a new client's.
+	 * Reset one key of one policy, under every plan: its next request is decided as a new client's. A key locked out
+	 * of the policy's penalty group is unlocked, on every instance sharing the store.
 	 * @param policy the policy's name
 	 * @param keyPath the key, as the limiter sees it or as the policy's heaviest keys show it (the rest of the path)
 	 * @return what was reset, or {@code null} (404) for an unknown policy
@@ -264,11 +300,18 @@ public class RateLimitsEndpoint {
 			return null;
 		}
 		// A write needs more than read access: a key is named by its value, or as the heaviest keys show it.
-		String key = Objects.requireNonNullElse(this.keys.keyOf(named, heaviestKeys(policy)), named);
+		List<String> shownKeys = new ArrayList<>(heaviestKeys(policy));
+		if (this.lockouts != null) {
+			this.lockouts.lockedOut().forEach((locked) -> shownKeys.add(locked.key()));
+		}
+		String key = Objects.requireNonNullElse(this.keys.keyOf(named, shownKeys), named);
 		this.rateLimiter.reset(declared.policy(), key);
 		// The key may be a client of any plan: what unblocks it must reset its plan's counters too.
 		for (RateLimitPolicy variant : declared.plans().values()) {
 			this.rateLimiter.reset(variant, key);
+		}
+		if (this.lockouts != null) {
+			this.lockouts.unlock(declared, key);
 		}
 		return Map.of("policy", policy, "key", this.keys.show(key), "reset", "true");
 	}
@@ -337,9 +380,22 @@ public class RateLimitsEndpoint {
 	 * and whether it applies here; in memory, those made on this instance (since 0.4.0)
 	 * @param unlimited the handler methods no limit covers (neither a policy of their own nor, for every HTTP method
 	 * and path they are mapped to, a filter), as {@code GET /api/health HealthController#health()} (since 0.4.0)
+	 * @param lockedOut the keys locked out of penalty groups that this instance knows of, the longest first (since
+	 * 0.5.0)
 	 */
 	public record RateLimitsDescriptor(String store, List<PolicyDescriptor> policies,
-			Map<String, RuntimeChanges.StoredChange> changes, List<String> unlimited) {
+			Map<String, RuntimeChanges.StoredChange> changes, List<String> unlimited,
+			List<LockedOutDescriptor> lockedOut) {
+	}
+
+	/**
+	 * A key locked out of a penalty group: one this instance locked out, or whose request it rejected for it.
+	 * @param group the penalty group
+	 * @param key the key, as shown
+	 * @param retryAfterSeconds seconds until the lock-out ends, as this instance last learned it
+	 * @since 0.5.0
+	 */
+	public record LockedOutDescriptor(String group, String key, long retryAfterSeconds) {
 	}
 
 	/**

@@ -1,6 +1,7 @@
 package io.github.ratelimit.autoconfigure;
 
 import java.beans.PropertyDescriptor;
+import java.time.Duration;
 import java.time.ZoneId;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -142,6 +143,20 @@ public class PolicyProperties {
 	private @Nullable String lease;
 
 	/**
+	 * Lock a key out once it breaks this policy, for this long (at most 31 days): a rejection, or with count-on the
+	 * counted request that uses the last unit, locks the key out of every policy of its penalty group, on every
+	 * instance sharing the store; its requests get 429 with the problem type abnormal-usage-detected until then. When
+	 * not set, the annotation's penalty applies.
+	 */
+	private @Nullable Duration penalty;
+
+	/**
+	 * Penalty group this policy's keys are locked out of, and checked against: every policy naming a group rejects
+	 * its locked-out keys. When not set, the annotation's, else the policy's own name if it has a penalty.
+	 */
+	private @Nullable String penaltyGroup;
+
+	/**
 	 * Return these settings as one source of the policy's values, by the names the annotation and the
 	 * properties share: every setting, read generically, so that a new one needs no code here.
 	 * @param source the property prefix, such as {@code ratelimit.policies.orders}
@@ -197,6 +212,22 @@ public class PolicyProperties {
 
 	public void setDescription(@Nullable String description) {
 		this.description = description;
+	}
+
+	public @Nullable Duration getPenalty() {
+		return this.penalty;
+	}
+
+	public void setPenalty(@Nullable Duration penalty) {
+		this.penalty = penalty;
+	}
+
+	public @Nullable String getPenaltyGroup() {
+		return this.penaltyGroup;
+	}
+
+	public void setPenaltyGroup(@Nullable String penaltyGroup) {
+		this.penaltyGroup = penaltyGroup;
 	}
 
 	public @Nullable String getLease() {

@@ -41,7 +41,7 @@ public final class RateLimitEndpointAutoConfiguration {
 				runtimeChanges.getIfAvailable(() -> new RuntimeChanges(catalog, null)),
 				(decides != null) ? decides.heavyHitters() : null, KeyDisplay.of(environment,
 						new PropertiesEndpointAccessResolver(environment), properties.getHeavyHitters().isMaskClientIp()),
-				handlers.getIfAvailable());
+				handlers.getIfAvailable(), (decides != null) ? decides.lockouts() : null);
 	}
 
 }
