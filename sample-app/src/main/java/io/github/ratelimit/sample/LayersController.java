@@ -19,7 +19,8 @@ import org.springframework.web.bind.annotation.RestController;
 /**
  * The method layer of docs/layers.md (the filter layer, {@code edge}, and the shared {@code account} quota it draws
  * are in application.yml): per-client limits that pass or fail together, a quota whose limit depends on the
- * client's plan, and a login limit that counts failed attempts only.
+ * client's plan, and a login limit that counts failed attempts only and locks a client out for an hour at the
+ * fifth.
  */
 @RestController
 @RequestMapping("/api/v1")
@@ -55,7 +56,7 @@ class LayersController {
 			.orElse(0), "remaining", remaining);
 	}
 
-	@RateLimited(name = "login", limit = 5, window = "15m", countOn = "401")
+	@RateLimited(name = "login", limit = 5, window = "15m", countOn = "401", penalty = "1h")
 	@PostMapping("/login")
 	ResponseEntity<Map<String, Object>> login(@RequestBody Credentials credentials) {
 		if ("demo".equals(credentials.username()) && "demo".equals(credentials.password())) {

@@ -145,7 +145,7 @@ abstract class SampleApiContract extends RateLimitedRoutesContract {
 	}
 
 	@Test
-	void onlyFailedLoginsCount() throws Exception {
+	void onlyFailedLoginsCountAndTheFifthLocksTheClientOutForAnHour() throws Exception {
 		awayFromTheEndOfAWindowOf(Duration.ofMinutes(15));
 		String address = newAddress();
 		for (int i = 0; i < 3; i++) {
@@ -155,9 +155,18 @@ abstract class SampleApiContract extends RateLimitedRoutesContract {
 			assertThat(login(address, "demo").statusCode()).as("a successful login is given back").isEqualTo(200);
 		}
 		assertThat(login(address, "wrong").statusCode()).isEqualTo(401);
-		assertThat(login(address, "wrong").statusCode()).isEqualTo(401);
-		assertProblem(login(address, "wrong"), "login", "/api/v1/login", Duration.ofMinutes(15));
-		assertThat(login(address, "demo").statusCode()).as("once used up, every attempt waits").isEqualTo(429);
+		assertThat(login(address, "wrong").statusCode()).as("the fifth failure").isEqualTo(401);
+		HttpResponse<String> lockedOut = login(address, "demo");
+		assertThat(lockedOut.statusCode()).as("the right password, locked out").isEqualTo(429);
+		long retryAfter = Long.parseLong(header(lockedOut, "Retry-After"));
+		assertThat(retryAfter).as("an hour, not the window's 15 minutes").isBetween(3_590L, 3_600L);
+		DocumentContext problem = JsonPath.parse(lockedOut.body());
+		assertThat(problem.<String>read("$.type"))
+			.isEqualTo("https://iana.org/assignments/http-problem-types#abnormal-usage-detected");
+		assertThat(problem.<String>read("$.detail")).isEqualTo("Locked out of rate limit policy 'login' for abnormal "
+				+ "usage. Retry after " + retryAfter + " seconds.");
+		assertThat(problem.<String>read("$.policy")).isEqualTo("login");
+		assertThat(problem.<Number>read("$.retryAfter").longValue()).isEqualTo(retryAfter);
 		assertThat(login(newAddress(), "wrong").statusCode()).as("another address").isEqualTo(401);
 	}
 

@@ -20,8 +20,8 @@ import org.springframework.web.bind.annotation.RestController;
 /**
  * The method layer of docs/layers.md (the filter layer, {@code edge}, and the shared {@code account} quota it draws
  * are in application.yml): per-client limits that pass or fail together, a quota whose limit depends on the
- * client's plan, and a login limit that counts failed attempts only. {@code #request} is WebFlux's
- * {@code ServerHttpRequest}.
+ * client's plan, and a login limit that counts failed attempts only and locks a client out for an hour at the
+ * fifth. {@code #request} is WebFlux's {@code ServerHttpRequest}.
  */
 @RestController
 @RequestMapping("/api/v1")
@@ -52,7 +52,7 @@ class LayersController {
 			.orElse(Map.of("plan-limit", 0L, "remaining", 0L)));
 	}
 
-	@RateLimited(name = "login", limit = 5, window = "15m", countOn = "401")
+	@RateLimited(name = "login", limit = 5, window = "15m", countOn = "401", penalty = "1h")
 	@PostMapping("/login")
 	Mono<ResponseEntity<Map<String, Object>>> login(@RequestBody Credentials credentials) {
 		if ("demo".equals(credentials.username()) && "demo".equals(credentials.password())) {
