@@ -1,6 +1,7 @@
 package io.github.ratelimit.autoconfigure;
 
 import io.github.ratelimit.actuate.KeyDisplay;
+import io.github.ratelimit.actuate.OpenWritesWarning;
 import io.github.ratelimit.actuate.RateLimitsEndpoint;
 import io.github.ratelimit.engine.PolicyCatalog;
 import io.github.ratelimit.engine.RateLimitEngine;
@@ -18,6 +19,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.core.env.Environment;
+import org.springframework.core.io.ResourceLoader;
 
 /**
  * The {@code ratelimits} actuator endpoint, when Actuator is on the classpath and the endpoint is available (Boot's
@@ -35,12 +37,15 @@ public final class RateLimitEndpointAutoConfiguration {
 	@ConditionalOnMissingBean
 	RateLimitsEndpoint rateLimitsEndpoint(PolicyCatalog catalog, RateLimiter rateLimiter,
 			ObjectProvider<RuntimeChanges> runtimeChanges, ObjectProvider<RateLimitEngine> engine,
-			RateLimitProperties properties, Environment environment, ObjectProvider<HandlerMethods> handlers) {
+			RateLimitProperties properties, Environment environment, ObjectProvider<HandlerMethods> handlers,
+			ResourceLoader resourceLoader) {
 		RateLimitEngine decides = engine.getIfAvailable();
+		PropertiesEndpointAccessResolver access = new PropertiesEndpointAccessResolver(environment);
+		OpenWritesWarning.warnIfOpen(access, resourceLoader.getClassLoader());
 		return new RateLimitsEndpoint(catalog, rateLimiter,
 				runtimeChanges.getIfAvailable(() -> new RuntimeChanges(catalog, null)),
-				(decides != null) ? decides.heavyHitters() : null, KeyDisplay.of(environment,
-						new PropertiesEndpointAccessResolver(environment), properties.getHeavyHitters().isMaskClientIp()),
+				(decides != null) ? decides.heavyHitters() : null,
+				KeyDisplay.of(environment, access, properties.getHeavyHitters().isMaskClientIp()),
 				handlers.getIfAvailable(), (decides != null) ? decides.lockouts() : null);
 	}
 

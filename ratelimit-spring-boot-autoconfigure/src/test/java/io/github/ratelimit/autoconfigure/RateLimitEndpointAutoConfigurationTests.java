@@ -1,10 +1,12 @@
 package io.github.ratelimit.autoconfigure;
 
 import io.github.ratelimit.annotation.RateLimited;
+import io.github.ratelimit.actuate.OpenWritesWarning;
 import io.github.ratelimit.actuate.RateLimitsEndpoint;
 import io.github.ratelimit.actuate.RateLimitsEndpoint.PolicyDescriptor;
 import org.junit.jupiter.api.Test;
 
+import org.springframework.boot.actuate.endpoint.Access;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.FilteredClassLoader;
@@ -23,6 +25,15 @@ class RateLimitEndpointAutoConfigurationTests {
 	void theEndpointIsDefinedWhenExposed() {
 		this.runner.withPropertyValues("management.endpoints.web.exposure.include=ratelimits")
 			.run((context) -> assertThat(context).hasSingleBean(RateLimitsEndpoint.class));
+	}
+
+	@Test
+	void grantedWritesWithoutSpringSecurityAreWarnedOfAtStartUp() {
+		ClassLoader withoutSecurity = new FilteredClassLoader("org.springframework.security");
+		assertThat(OpenWritesWarning.warnIfOpen((id, fallback) -> Access.UNRESTRICTED, withoutSecurity)).isTrue();
+		assertThat(OpenWritesWarning.warnIfOpen((id, fallback) -> Access.READ_ONLY, withoutSecurity)).isFalse();
+		assertThat(OpenWritesWarning.warnIfOpen((id, fallback) -> Access.UNRESTRICTED, getClass().getClassLoader()))
+			.as("Spring Security is there").isFalse();
 	}
 
 	@Test
