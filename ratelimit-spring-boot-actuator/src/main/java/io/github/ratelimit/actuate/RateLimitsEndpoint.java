@@ -138,7 +138,7 @@ public class RateLimitsEndpoint {
 		long now = this.rateLimiter.store().currentTimeMillis();
 		return this.lockouts.lockedOut()
 			.stream()
-			.map((locked) -> new LockedOutDescriptor(locked.group(), this.keys.show(locked.key()),
+			.map((locked) -> new LockedOutDescriptor(locked.group(), locked.policy(), this.keys.show(locked.key()),
 					Math.max(1, (locked.untilEpochMillis() - now + 999) / 1000)))
 			.toList();
 	}
@@ -391,11 +391,12 @@ public class RateLimitsEndpoint {
 	/**
 	 * A key locked out of a penalty group: one this instance locked out, or whose request it rejected for it.
 	 * @param group the penalty group
+	 * @param policy a policy of the group, under which a reset of the key unlocks it
 	 * @param key the key, as shown
 	 * @param retryAfterSeconds seconds until the lock-out ends, as this instance last learned it
 	 * @since 0.5.0
 	 */
-	public record LockedOutDescriptor(String group, String key, long retryAfterSeconds) {
+	public record LockedOutDescriptor(String group, String policy, String key, long retryAfterSeconds) {
 	}
 
 	/**

@@ -1,7 +1,6 @@
 package io.github.ratelimit.autoconfigure;
 
 import java.beans.PropertyDescriptor;
-import java.time.Duration;
 import java.time.ZoneId;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -143,12 +142,13 @@ public class PolicyProperties {
 	private @Nullable String lease;
 
 	/**
-	 * Lock a key out once it breaks this policy, for this long (at most 31 days): a rejection, or with count-on the
-	 * counted request that uses the last unit, locks the key out of every policy of its penalty group, on every
-	 * instance sharing the store; its requests get 429 with the problem type abnormal-usage-detected until then. When
-	 * not set, the annotation's penalty applies.
+	 * Lock a key out once it breaks this policy, for this long ('1h', 'PT1H'; a unit is required; at most 31 days): a
+	 * rejection, or with count-on the counted request that uses the last unit, locks the key out of every policy of
+	 * its penalty group, on every instance sharing the store; its requests get 429 with the problem type
+	 * abnormal-usage-detected until then. Not with a lease, nor a key every client shares. When not set, the
+	 * annotation's penalty applies.
 	 */
-	private @Nullable Duration penalty;
+	private @Nullable String penalty;
 
 	/**
 	 * Penalty group this policy's keys are locked out of, and checked against: every policy naming a group rejects
@@ -214,11 +214,11 @@ public class PolicyProperties {
 		this.description = description;
 	}
 
-	public @Nullable Duration getPenalty() {
+	public @Nullable String getPenalty() {
 		return this.penalty;
 	}
 
-	public void setPenalty(@Nullable Duration penalty) {
+	public void setPenalty(@Nullable String penalty) {
 		this.penalty = penalty;
 	}
 

@@ -156,13 +156,27 @@ final class LayerHold {
 			}
 		}
 		List<CompletableFuture<Void>> given = new ArrayList<>(0);
+		int[] refunded = Arrays.copyOf(refunds, count);
 		RateLimitLockouts lockouts = this.lockouts;
-		if (!breaks.isEmpty() && lockouts != null) {
-			given.add(lockouts.lockOut(breaks.stream().map(this.enforced::get).toList(),
-					breaks.stream().map((i) -> this.acquisitions.get(i).key()).toList(), this.executor));
+		if (!breaks.isEmpty() && lockouts != null && this.admission != null) {
+			// Locked out once what this request gives back is given back: on the request's executor, else here, after
+			// a blocking refund (a callback of the store's answer could run on its I/O thread, which must not wait).
+			List<PolicySpec> specs = breaks.stream().map(this.enforced::get).toList();
+			List<Acquisition> spent = breaks.stream().map(this.acquisitions::get).toList();
+			Executor executor = this.executor;
+			if (executor == null) {
+				this.admission.refund(refunded);
+				given.add(lockouts.lockOutIfSpent(specs, spent, null));
+			}
+			else {
+				given.add(this.admission.refundAsync(refunded)
+					.toCompletableFuture()
+					.thenComposeAsync((ignored) -> lockouts.lockOutIfSpent(specs, spent, null), executor)
+					.exceptionally((refused) -> null)); // an executor that refuses it: the counts still reject
+			}
 		}
-		if (count > 0 && this.admission != null) {
-			given.add(this.admission.refundAsync(Arrays.copyOf(refunds, count)).toCompletableFuture());
+		else if (count > 0 && this.admission != null) {
+			given.add(this.admission.refundAsync(refunded).toCompletableFuture());
 		}
 		for (int i = 0; i < this.shadows.size(); i++) {
 			CountOn countOn = this.shadows.get(i).countOn();

@@ -197,7 +197,7 @@ final class LayerPlanner {
 		for (int i = 0; i < own; i++) {
 			Penalty penalty = enforced.get(i).penalty();
 			if (penalty != null) {
-				String key = acquisitions.get(i).key();
+				String key = penalty.lockKey(acquisitions.get(i).key());
 				boolean checked = false;
 				for (Acquisition check : acquisitions.subList(own, acquisitions.size())) {
 					checked |= check.key().equals(key) && check.policy().name().equals(penalty.lock().name());

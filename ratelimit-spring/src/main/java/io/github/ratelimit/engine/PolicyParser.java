@@ -160,7 +160,7 @@ final class PolicyParser {
 					+ "beyond its limit when it ends, so a cost settled after the response could exceed the limit "
 					+ "every window)" + values.fromProperty("'algorithm'"));
 		}
-		Penalty penalty = Penalty.parse(values, name, where, policy);
+		Penalty penalty = Penalty.parse(values, name, where, policy, keyExpression, key instanceof KeySource.Literal);
 		String tenantExpression = values.getOrDefault("tenant", String.class, "").trim();
 		KeySource tenant = tenantExpression.isEmpty() ? null
 				: keySource(tenantExpression, name, where, parameterNames, parameterTypes);

@@ -88,6 +88,49 @@ class PenaltyLockoutTests {
 	}
 
 	@Test
+	void aFailureCountedWhileASuccessWasInFlightLocksOutOnlyIfTheSuccessDidNotGiveItsUnitBack() throws Exception {
+		Method login = Api.class.getMethod("login", boolean.class);
+		MockRateLimitRequest success = new MockRateLimitRequest().setRemoteAddr(CLIENT);
+		RateLimitOutcome succeeding = decideMethod(login, new Object[] { true }, success);
+		MockRateLimitRequest failure = new MockRateLimitRequest().setRemoteAddr(CLIENT);
+		RateLimitOutcome failing = decideMethod(login, new Object[] { false }, failure);
+		assertThat(failing.limits().get(0).decision().remaining()).as("the success's unit still held").isZero();
+		settle(succeeding, success, login, ResponseEntity.ok("welcome"));
+		settle(failing, failure, login, ResponseEntity.status(401).build());
+		assertThat(login(CLIENT, true)).as("one failure of two: not locked out").isEqualTo(200);
+		assertThat(login(CLIENT, false)).isEqualTo(401);
+		assertThat(callMethod("login", CLIENT, true).rejection()).isInstanceOf(RateLimitLockedOutException.class);
+	}
+
+	@Test
+	void aUserNamedLikeAnAddressLocksNoAddressOut() {
+		for (int i = 0; i < 2; i++) {
+			assertThat(call("byUser", CLIENT).isRejected()).as("user '%s'", CLIENT).isFalse();
+		}
+		assertThat(call("byUser", CLIENT).rejection()).isInstanceOf(RateLimitLockedOutException.class);
+		assertThat(call("byAddress", CLIENT).isRejected()).as("the address the user is named like").isFalse();
+	}
+
+	@Test
+	void whenThePolicysOwnRejectionLastsLongerThanTheLockOutItIsAnswered() {
+		assertThat(call("daily", CLIENT).isRejected()).isFalse();
+		RateLimitOutcome rejected = call("daily", CLIENT);
+		assertThat(rejected.rejection()).isExactlyInstanceOf(RateLimitExceededException.class);
+		assertThat(rejected.headers().getFirst("Retry-After")).isEqualTo(Long.toString(24 * 3600 - 30));
+	}
+
+	@Test
+	void aPenaltyOnAKeyEveryClientSharesOrWithALeaseFailsTheStartUp() {
+		PolicyCatalog shared = PolicyCatalog.builder().build();
+		assertThatExceptionOfType(InvalidRateLimitPolicyException.class).isThrownBy(() -> shared.register(Everyone.class))
+			.withMessageContaining("'penalty' needs a key per client")
+			.withMessageContaining("one break would lock every client out");
+		PolicyCatalog leased = PolicyCatalog.builder().build();
+		assertThatExceptionOfType(InvalidRateLimitPolicyException.class).isThrownBy(() -> leased.register(Leased.class))
+			.withMessageContaining("'lease' cannot apply with 'penalty-group'");
+	}
+
+	@Test
 	void aPolicyWithoutAPenaltyRejectsAsItAlwaysDid() {
 		for (int i = 0; i < 2; i++) {
 			call("plain", CLIENT);
@@ -102,7 +145,7 @@ class PenaltyLockoutTests {
 		for (int i = 0; i < 4; i++) {
 			call("search", CLIENT);
 		}
-		assertThat(this.engine.lockouts().lockedOut()).containsExactly(new RateLimitLockouts.LockedOut("search",
+		assertThat(this.engine.lockouts().lockedOut()).containsExactly(new RateLimitLockouts.LockedOut("search", "search",
 				CLIENT, this.clock.currentTimeMillis() + 3_600_000));
 		PolicySpec search = this.engine.catalog().policy("search");
 		this.clock.advance(Duration.ofMinutes(1));
@@ -142,7 +185,11 @@ class PenaltyLockoutTests {
 
 	RateLimitOutcome call(String method, String client) {
 		try {
-			return callMethod(method.equals("reset-password") ? "resetPassword" : method, client);
+			return switch (method) {
+				case "reset-password" -> callMethod("resetPassword", client);
+				case "byUser" -> callMethod(method, "198.51.100.99", client);
+				default -> callMethod(method, client);
+			};
 		}
 		catch (NoSuchMethodException ex) {
 			throw new IllegalStateException(ex);
@@ -225,6 +272,39 @@ class PenaltyLockoutTests {
 		@RateLimited(name = "plain", limit = 2, window = "1m")
 		public String plain() {
 			return "plain";
+		}
+
+		@RateLimited(name = "byUser", limit = 2, window = "1m", key = "#user", penalty = "1h", penaltyGroup = "mixed")
+		public String byUser(String user) {
+			return "user";
+		}
+
+		@RateLimited(name = "byAddress", limit = 100, window = "1m", penaltyGroup = "mixed")
+		public String byAddress() {
+			return "address";
+		}
+
+		@RateLimited(name = "daily", limit = 1, window = "1d", penalty = "1h")
+		public String daily() {
+			return "daily";
+		}
+
+	}
+
+	public static class Everyone {
+
+		@RateLimited(name = "everyone", limit = 1, window = "1m", key = "'all'", penalty = "1h")
+		public String everyone() {
+			return "everyone";
+		}
+
+	}
+
+	public static class Leased {
+
+		@RateLimited(name = "leased", limit = 100, window = "1m", lease = "10", penaltyGroup = "auth")
+		public String leased() {
+			return "leased";
 		}
 
 	}

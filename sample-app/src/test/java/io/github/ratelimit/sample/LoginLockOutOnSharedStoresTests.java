@@ -92,6 +92,7 @@ class LoginLockOutOnSharedStoresTests {
 		assertThat(login(first, "demo", "198.51.100.11").statusCode()).as("another client").isEqualTo(200);
 		DocumentContext endpoint = JsonPath.parse(get(second, "/actuator/ratelimits").body());
 		assertThat(endpoint.<List<String>>read("$.lockedOut[*].group")).containsExactly("login");
+		assertThat(endpoint.<List<String>>read("$.lockedOut[*].policy")).containsExactly("login");
 		assertThat(endpoint.<List<String>>read("$.lockedOut[*].key")).as("masked, as keys are")
 			.containsExactly("198.51.100.x");
 		assertThat(endpoint.<List<Integer>>read("$.lockedOut[*].retryAfterSeconds").get(0)).isBetween(3_580, 3_600);
