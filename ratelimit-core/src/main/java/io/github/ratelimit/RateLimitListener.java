@@ -68,6 +68,15 @@ public interface RateLimitListener {
 	default void onChargeLost(RateLimitPolicy policy, long units, Throwable failure) {
 	}
 
+	/**
+	 * Called when a request over its limit waited for its turn ({@code max-wait}) and was admitted.
+	 * @param policy the policy it waited for
+	 * @param waitedMillis how long it waited
+	 * @since 0.5.0
+	 */
+	default void onWait(RateLimitPolicy policy, long waitedMillis) {
+	}
+
 	/** Listeners called in turn. */
 	record Composite(List<RateLimitListener> listeners) implements RateLimitListener {
 
@@ -96,6 +105,13 @@ public interface RateLimitListener {
 		public void onChargeLost(RateLimitPolicy policy, long units, Throwable failure) {
 			for (RateLimitListener listener : this.listeners) {
 				listener.onChargeLost(policy, units, failure);
+			}
+		}
+
+		@Override
+		public void onWait(RateLimitPolicy policy, long waitedMillis) {
+			for (RateLimitListener listener : this.listeners) {
+				listener.onWait(policy, waitedMillis);
 			}
 		}
 

@@ -197,6 +197,27 @@ public @interface RateLimited {
 	String penaltyGroup() default "";
 
 	/**
+	 * Let a request over the limit wait for its turn rather than be rejected, when its turn comes within this long
+	 * ({@code 500ms}, {@code 2s}; at most a minute): a bucket reserves the request's future tokens in the same store
+	 * call, so waiting requests pass in the order they came, at the bucket's rate; a window's request waits until
+	 * the window has room and is decided once more. Up to {@link #maxQueued()} requests of a key wait at once on an
+	 * instance; beyond either bound the request is rejected as without it. On Spring MVC the request's thread waits
+	 * (on virtual threads no platform thread does); on WebFlux nothing blocks. Empty (the default): no waiting.
+	 * {@code ratelimit.policies.<name>.max-wait} overrides it.
+	 * @return the longest wait, or empty
+	 * @since 0.5.0
+	 */
+	String maxWait() default "";
+
+	/**
+	 * How many requests of a key may wait for their turn at once on one instance ({@link #maxWait()}), from 1 to
+	 * 10,000; the next is rejected at once. Defaults to 20. {@code ratelimit.policies.<name>.max-queued} overrides it.
+	 * @return the most waiting requests per key
+	 * @since 0.5.0
+	 */
+	long maxQueued() default UNSET;
+
+	/**
 	 * Lease the key's units a block at a time, in front of a shared store (Redis, DynamoDB): each instance takes a
 	 * block in one store call and admits from it without a round trip, so a hot key costs a store call per block
 	 * rather than per request. The fleet never admits more than the limit; it may admit less while other instances

@@ -109,6 +109,22 @@ class GatewayRateLimiterTests {
 	}
 
 	@Test
+	void aRouteWithAMaxWaitLetsARequestOverItsBucketWaitForItsTurnAndRejectsOneBeyondIt() {
+		GatewayRateLimiter gateway = gateway(Map.of(), route("paced", "ratelimit.policy", "paced", "ratelimit.algorithm",
+				"token-bucket", "ratelimit.limit", "10", "ratelimit.window", "1s", "ratelimit.burst", "1",
+				"ratelimit.max-wait", "150ms"));
+		assertThat(allowed(gateway, "paced", "k")).isTrue();
+		long start = System.nanoTime();
+		Response waited = gateway.isAllowed("paced", "k").block();
+		assertThat(waited.isAllowed()).as("its turn, a tenth of a second away").isTrue();
+		assertThat(Duration.ofNanos(System.nanoTime() - start)).isGreaterThanOrEqualTo(Duration.ofMillis(100));
+		assertThat(waited.getHeaders()).containsEntry("RateLimit-Remaining", "0").containsEntry("RateLimit-Limit", "1");
+		Response beyond = gateway.isAllowed("paced", "k").block();
+		assertThat(beyond.isAllowed()).as("its turn 0.2 s away, beyond the longest wait").isFalse();
+		assertThat(beyond.getHeaders()).containsEntry("Retry-After", "1");
+	}
+
+	@Test
 	void ratelimitPoliciesOverrideARoutesArguments() {
 		GatewayRateLimiter gateway = gateway(Map.of("resources", values("resources", "limit", 1)),
 				route("resources", "ratelimit.policy", "resources", "ratelimit.limit", "5", "ratelimit.window", "1m"));

@@ -1,6 +1,7 @@
 package io.github.ratelimit.engine;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
 
@@ -84,7 +85,9 @@ final class LayerOutcomes {
 						Acquisition acquisition = plan.acquisitions().get(i);
 						this.heavyHitters.record(acquisition.policy().name(), acquisition.key(), decision.allowed());
 					}
-					applied.add(new AppliedRateLimit(plan.acquisitions().get(i).policy(), decision,
+					Waiting waiting = plan.enforced().get(i).waiting();
+					RateLimitPolicy policy = plan.real(i);
+					applied.add(new AppliedRateLimit(policy, (waiting != null) ? waiting.real(policy, decision) : decision,
 							plan.enforced().get(i).isSharedByEveryClient()));
 				}
 			}
@@ -113,6 +116,21 @@ final class LayerOutcomes {
 		AppliedRateLimit first = rejected.get(0);
 		return outcome(request, all, rejection(first.policy(), first.decision(),
 				rejected.stream().map((limit) -> limit.policy().name()).toList()), LayerHold.NONE);
+	}
+
+	/**
+	 * The rejection of a request whose bucket reserved its turn, when it may not wait for it (its key's queue is
+	 * full, or its cost above the real burst): what the layer took is given back.
+	 */
+	RateLimitOutcome refused(@Nullable RateLimitRequest request, LayerPlan plan, @Nullable Admission admission,
+			Waits.Wait wait, List<AppliedRateLimit> applied) {
+		if (admission != null) {
+			int[] taken = new int[plan.acquisitions().size()];
+			Arrays.setAll(taken, (i) -> i);
+			admission.refundAsync(taken); // not awaited: on a non-blocking stack this runs where nothing may wait
+		}
+		RateLimitOutcome rejected = rejected(request, Waits.rejections(plan, wait, applied));
+		return (rejected != null) ? rejected : RateLimitOutcome.NONE;
 	}
 
 	/** The outcome of an admitted layer, once its shadow policies are decided too. */

@@ -159,6 +159,7 @@ final class LayerPlanner {
 		List<Acquisition> acquisitions = new ArrayList<>(specs.length);
 		List<PolicySpec> shadows = new ArrayList<>(0);
 		List<Acquisition> shadowAcquisitions = new ArrayList<>(0);
+		List<RateLimitPolicy> policies = new ArrayList<>(specs.length);
 		// Keys and costs first: a cost that turns out invalid must fail the request before any policy counts it.
 		for (int i = 0; i < specs.length; i++) {
 			PolicySpec spec = specs[i];
@@ -178,14 +179,19 @@ final class LayerPlanner {
 			if (cost == FAILED_COST) {
 				cost = policy.capacity(); // the capacity of the limits that apply
 			}
-			Acquisition acquisition = new Acquisition(policy, (key != null) ? key : spec.key(scope), cost);
 			boolean shadow = policy.mode() == PolicyMode.SHADOW;
+			Waiting waiting = spec.waiting();
+			Acquisition acquisition = new Acquisition((waiting != null && !shadow) ? waiting.reserving(policy) : policy,
+					(key != null) ? key : spec.key(scope), cost);
+			if (!shadow) {
+				policies.add(policy);
+			}
 			(shadow ? shadows : enforced).add(spec);
 			(shadow ? shadowAcquisitions : acquisitions).add(acquisition);
 		}
 		int checksFrom = acquisitions.size();
 		addPenaltyChecks(enforced, acquisitions);
-		return new LayerPlan(scope, enforced, acquisitions, checksFrom, shadows, shadowAcquisitions);
+		return new LayerPlan(scope, enforced, acquisitions, checksFrom, policies, shadows, shadowAcquisitions);
 	}
 
 	/**

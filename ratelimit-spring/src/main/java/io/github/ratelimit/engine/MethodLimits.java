@@ -22,7 +22,8 @@ final class MethodLimits {
 		this.parameterNames = parameterNames;
 		this.single = this.specs.length == 1 && this.specs[0].countOn() == null && !this.specs[0].isShadow()
 				&& !this.specs[0].hasSettle()
-				&& !this.specs[0].hasSkip() && !this.specs[0].isPlanned() && this.specs[0].penalty() == null;
+				&& !this.specs[0].hasSkip() && !this.specs[0].isPlanned() && this.specs[0].penalty() == null
+				&& this.specs[0].waiting() == null;
 	}
 
 	boolean isEmpty() {

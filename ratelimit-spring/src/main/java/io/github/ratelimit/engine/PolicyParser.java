@@ -55,7 +55,7 @@ final class PolicyParser {
 
 	/** Attributes that decide each request (its key, its cost, whether it counts), each shown with its source. */
 	static final List<String> PER_REQUEST = List.of("key", "cost", "count-on", "skip", "settle", "tenant", "penalty",
-			"penalty-group", "enabled");
+			"penalty-group", "max-wait", "max-queued", "enabled");
 
 	/** The zone of a calendar window no zone is set for. */
 	private static final ZoneId UTC = ZoneId.of("UTC");
@@ -178,7 +178,8 @@ final class PolicyParser {
 			}
 		});
 		return new PolicySpec(policy, declarationOf(where), values.sources(policy), keyExpression, key, cost, countOn,
-				skipExpression, tenant, settleExpression, penalty, planned, planSources, passedOn, (change) -> {
+				skipExpression, tenant, settleExpression, penalty, Waiting.parse(values, name, where, policy), planned,
+				planSources, passedOn, (change) -> {
 					change.forEach((layer) -> checkRunTimeChange(name, layer));
 					List<PolicyValues> changed = new ArrayList<>(sources.size() + change.size());
 					changed.addAll(change);

@@ -82,6 +82,9 @@ public final class PolicySpec {
 	/** The penalty group its keys are checked against, or {@code null} for none. */
 	private final @Nullable Penalty penalty;
 
+	/** How long a request over the limit may wait for its turn, or {@code null} if none may. */
+	private final @Nullable Waiting waiting;
+
 	/** The most a request is settled to. */
 	static final long MAX_SETTLED_COST = Integer.MAX_VALUE;
 
@@ -106,7 +109,8 @@ public final class PolicySpec {
 	PolicySpec(RateLimitPolicy policy, String declaration, Map<String, String> sources, String keyExpression,
 			KeySource key, CostSource cost, @Nullable CountOn countOn, @Nullable Expression skip,
 			@Nullable KeySource tenant, @Nullable Expression settle, @Nullable Penalty penalty,
-			Map<String, RateLimitPolicy> plans, Map<String, Map<String, String>> planSources, Map<String, Object> values,
+			@Nullable Waiting waiting, Map<String, RateLimitPolicy> plans, Map<String, Map<String, String>> planSources,
+			Map<String, Object> values,
 			Function<List<PolicyValues>, @Nullable PolicySpec> rebuild) {
 		this.declared = policy;
 		this.rebuild = rebuild;
@@ -123,6 +127,7 @@ public final class PolicySpec {
 		this.tenant = tenant;
 		this.settle = settle;
 		this.penalty = penalty;
+		this.waiting = waiting;
 		this.values = Map.copyOf(values);
 		this.sharedByEveryClient = key instanceof KeySource.Literal;
 		this.callsApplicationCode = ApplicationCode.isCalledBy(expressionOf(key))
@@ -213,6 +218,11 @@ public final class PolicySpec {
 	/** The penalty group its keys are checked against, and locked out of when they break it, or {@code null}. */
 	@Nullable Penalty penalty() {
 		return this.penalty;
+	}
+
+	/** How long a request over the limit may wait for its turn, or {@code null} if none may. */
+	@Nullable Waiting waiting() {
+		return this.waiting;
 	}
 
 	/** The outcomes that count, or {@code null} if every admitted request does. */

@@ -55,6 +55,8 @@ public final class RateLimitEngine {
 
 	private final RateLimitLockouts lockouts;
 
+	private final Waits waits;
+
 	private final Function<RateLimitRequest, String> clientIp;
 
 	private RateLimitEngine(Builder builder) {
@@ -63,6 +65,7 @@ public final class RateLimitEngine {
 				builder.observationConvention);
 		this.planner = new LayerPlanner(builder.catalog, builder.planResolver, builder.exempt, builder.tenants);
 		this.lockouts = new RateLimitLockouts(builder.rateLimiter);
+		this.waits = new Waits(builder.rateLimiter.listener());
 		this.outcomes = new LayerOutcomes(builder.headersWriter, new ShadowReporter(builder.rateLimiter.listener()),
 				builder.heavyHitters, this.lockouts);
 		this.heavyHitters = builder.heavyHitters;
@@ -231,7 +234,7 @@ public final class RateLimitEngine {
 				this.catalog.beanResolver(), this.clientIp);
 		try {
 			return recovered(this.planner.planAsync(new PolicySpec[] { spec }, scope, request, null, PolicySpec.escaped(key))
-				.thenCompose((plan) -> decidePlanAsync(plan, request))
+				.thenCompose((plan) -> decidePlanAsync(plan, request, true))
 				.thenApply((outcome) -> {
 					if (!outcome.isRejected() && request != null) {
 						Settlements.defer(request, outcome.held());
@@ -284,14 +287,31 @@ public final class RateLimitEngine {
 		CompletableFuture<@Nullable RateLimitPolicy[]> lookups = this.planner.tenantPolicies(specs, scope);
 		LayerPlan plan = this.planner.plan(specs, scope, request, earlier, null,
 				(lookups != null) ? TenantPolicies.join(lookups) : null);
+		return decidePlan(plan, request, true);
+	}
+
+	/**
+	 * Decide a planned layer: its enforced policies together, all or nothing, then its shadow ones apart. A request
+	 * over a limit with {@code max-wait} waits for its turn here: a bucket's, reserved in the store; a window's, once,
+	 * then decided again.
+	 */
+	private RateLimitOutcome decidePlan(LayerPlan plan, @Nullable RateLimitRequest request, boolean mayRetry) {
 		Admission admission = plan.acquisitions().isEmpty() ? null : this.limiter.decideAll(plan.acquisitions(), false);
 		List<AppliedRateLimit> applied = this.lockouts
 			.applied(plan, admission, this.outcomes.applied(plan, admission), null)
 			.toCompletableFuture()
 			.join(); // complete: without an executor, a lock-out is made here
+		Waits.Wait retry = mayRetry ? this.waits.retry(plan, admission, applied) : null;
+		if (retry != null && this.waits.waitHere(plan, retry)) {
+			return decidePlan(plan, request, false); // a window's request that waited for room: decided once more
+		}
 		RateLimitOutcome rejected = this.outcomes.rejected(request, applied);
 		if (rejected != null) {
 			return rejected;
+		}
+		Waits.Wait wait = (admission != null) ? this.waits.reserved(plan, admission) : null;
+		if (wait != null && !this.waits.waitHere(plan, wait)) {
+			return this.outcomes.refused(request, plan, admission, wait, applied);
 		}
 		// Shadow policies only once the request is admitted: what they report is what they would have rejected of
 		// the traffic that passes.
@@ -310,14 +330,14 @@ public final class RateLimitEngine {
 		Executor offLoop = this.planner.applicationCodeExecutor(specs, request);
 		if (offLoop != null) {
 			return recovered(this.planner.planOffLoop(specs, scope, request, earlier, null, offLoop)
-				.thenCompose((plan) -> decidePlanAsync(plan, request)));
+				.thenCompose((plan) -> decidePlanAsync(plan, request, true)));
 		}
 		CompletableFuture<@Nullable RateLimitPolicy[]> lookups = this.planner.tenantPolicies(specs, scope);
 		if (lookups == null) {
-			return decidePlanAsync(this.planner.plan(specs, scope, request, earlier, null, null), request);
+			return decidePlanAsync(this.planner.plan(specs, scope, request, earlier, null, null), request, true);
 		}
 		return recovered(lookups.thenCompose((tenantPolicies) -> decidePlanAsync(
-				this.planner.plan(specs, scope, request, earlier, null, tenantPolicies), request)));
+				this.planner.plan(specs, scope, request, earlier, null, tenantPolicies), request, true)));
 	}
 
 	/** A refusal that surfaced while the stage ran (a tenant lookup that failed closed, an invalid cost): answered. */
@@ -335,29 +355,49 @@ public final class RateLimitEngine {
 		}).thenCompose((result) -> result);
 	}
 
-	private CompletionStage<RateLimitOutcome> decidePlanAsync(LayerPlan plan, @Nullable RateLimitRequest request) {
+	/** Decide a planned layer as {@link #decidePlan} does, waiting without blocking a thread. */
+	private CompletionStage<RateLimitOutcome> decidePlanAsync(LayerPlan plan, @Nullable RateLimitRequest request,
+			boolean mayRetry) {
 		CompletionStage<@Nullable Admission> decided = plan.acquisitions().isEmpty()
 				? CompletableFuture.completedFuture(null) : this.limiter.decideAllAsync(plan.acquisitions(), false);
 		Executor executor = (request != null) ? request.applicationCodeExecutor() : null;
 		return decided.thenCompose((admission) -> this.lockouts
 			.applied(plan, admission, this.outcomes.applied(plan, admission), executor)
-			.thenCompose((applied) -> decided(plan, request, admission, applied)));
+			.thenCompose((applied) -> {
+				Waits.Wait retry = mayRetry ? this.waits.retry(plan, admission, applied) : null;
+				CompletableFuture<Void> room = (retry != null) ? this.waits.waitLater(plan, retry, executor) : null;
+				if (room != null) {
+					return room.thenCompose((ignored) -> decidePlanAsync(plan, request, false));
+				}
+				return decided(plan, request, admission, applied, executor);
+			}));
 	}
 
 	/** The outcome of a layer the limiter decided: rejected, or admitted once its shadow policies are decided. */
 	private CompletionStage<RateLimitOutcome> decided(LayerPlan plan, @Nullable RateLimitRequest request,
-			@Nullable Admission admission, List<AppliedRateLimit> applied) {
+			@Nullable Admission admission, List<AppliedRateLimit> applied, @Nullable Executor executor) {
 		RateLimitOutcome rejected = this.outcomes.rejected(request, applied);
 		if (rejected != null) {
 			return CompletableFuture.completedFuture(rejected);
 		}
-		List<CompletableFuture<Admission>> shadows = new ArrayList<>(plan.shadows().size());
-		for (Acquisition shadow : plan.shadowAcquisitions()) {
-			shadows.add(this.limiter.decideAllAsync(List.of(shadow), true).toCompletableFuture());
+		Waits.Wait wait = (admission != null) ? this.waits.reserved(plan, admission) : null;
+		CompletableFuture<Void> turn = CompletableFuture.completedFuture(null);
+		if (wait != null) {
+			CompletableFuture<Void> reserved = this.waits.waitLater(plan, wait, executor);
+			if (reserved == null) {
+				return CompletableFuture.completedFuture(this.outcomes.refused(request, plan, admission, wait, applied));
+			}
+			turn = reserved;
 		}
-		return CompletableFuture.allOf(shadows.toArray(new CompletableFuture<?>[0]))
-			.thenApply((ignored) -> this.outcomes.admitted(request, plan, admission, applied,
-					shadows.stream().map(CompletableFuture::join).toList()));
+		return turn.thenCompose((ignored) -> {
+			List<CompletableFuture<Admission>> shadows = new ArrayList<>(plan.shadows().size());
+			for (Acquisition shadow : plan.shadowAcquisitions()) {
+				shadows.add(this.limiter.decideAllAsync(List.of(shadow), true).toCompletableFuture());
+			}
+			return CompletableFuture.allOf(shadows.toArray(new CompletableFuture<?>[0]))
+				.thenApply((done) -> this.outcomes.admitted(request, plan, admission, applied,
+						shadows.stream().map(CompletableFuture::join).toList()));
+		});
 	}
 
 	/**

@@ -153,7 +153,7 @@ public final class RateLimitLockouts {
 	}
 
 	private static AppliedRateLimit applied(LayerPlan plan, int own, Decision decision) {
-		return new AppliedRateLimit(plan.acquisitions().get(own).policy(), decision,
+		return new AppliedRateLimit(plan.real(own), decision,
 				plan.enforced().get(own).isSharedByEveryClient());
 	}
 
@@ -244,7 +244,7 @@ public final class RateLimitLockouts {
 
 	/** A rejection by a policy of a locked-out key's group: nothing left until the lock-out ends. */
 	private static Decision lockedOut(LayerPlan plan, int own, long waitMillis) {
-		RateLimitPolicy policy = plan.acquisitions().get(own).policy();
+		RateLimitPolicy policy = plan.real(own);
 		return new Decision(false, policy.capacity(), 0, waitMillis, waitMillis, waitMillis, Decision.Origin.PENALTY);
 	}
 

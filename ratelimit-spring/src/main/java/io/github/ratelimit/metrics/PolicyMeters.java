@@ -9,6 +9,7 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.Timer;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -35,6 +36,8 @@ final class PolicyMeters {
 	private volatile @Nullable Counter shadowRejections;
 
 	private volatile @Nullable Counter chargesLost;
+
+	private volatile @Nullable Timer waits;
 
 	/** By cause: a small set of exception class names. */
 	private final ConcurrentHashMap<String, Counter> storeFailures = new ConcurrentHashMap<>();
@@ -102,6 +105,18 @@ final class PolicyMeters {
 			this.chargesLost = counter;
 		}
 		return counter;
+	}
+
+	Timer waits() {
+		Timer timer = this.waits;
+		if (timer == null) {
+			timer = Timer.builder("ratelimit.wait")
+				.description("How long requests over the limit waited for their turn (max-wait) before they passed")
+				.tag("policy", this.policy)
+				.register(this.registry);
+			this.waits = timer;
+		}
+		return timer;
 	}
 
 	Counter storeFailures(String cause) {

@@ -1,6 +1,7 @@
 package io.github.ratelimit.metrics;
 
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.PolicyMode;
@@ -67,6 +68,11 @@ public final class RateLimitMetrics implements RateLimitListener {
 	@Override
 	public void onChargeLost(RateLimitPolicy policy, long units, Throwable failure) {
 		meters(policy.name()).chargesLost().increment();
+	}
+
+	@Override
+	public void onWait(RateLimitPolicy policy, long waitedMillis) {
+		meters(policy.name()).waits().record(waitedMillis, TimeUnit.MILLISECONDS);
 	}
 
 	private PolicyMeters meters(String policy) {

@@ -63,6 +63,7 @@ class PolicyCatalogTests {
 				Map.entry("key", "annotation"), Map.entry("cost", "default"),
 				Map.entry("count-on", "default"), Map.entry("skip", "default"), Map.entry("settle", "default"),
 				Map.entry("tenant", "default"), Map.entry("penalty", "default"), Map.entry("penalty-group", "default"),
+				Map.entry("max-wait", "default"), Map.entry("max-queued", "default"),
 				Map.entry("enabled", "default"));
 		assertThat(catalog.declaredBy("orders")).containsExactly("Orders#orders(String)");
 	}
