@@ -157,6 +157,19 @@ public class PolicyProperties {
 	private @Nullable String penaltyGroup;
 
 	/**
+	 * Let a request over the limit wait for its turn when it comes within this long ('500ms'; at most a minute),
+	 * rather than reject it: a bucket reserves the turn in the store, a window's request waits for room and is
+	 * decided once more. When not set, the annotation's max-wait applies.
+	 */
+	private @Nullable String maxWait;
+
+	/**
+	 * How many requests of a key may wait at once on an instance, from 1 to 10,000 (default 20); the next is
+	 * rejected at once. When not set, the annotation's max-queued applies.
+	 */
+	private @Nullable Long maxQueued;
+
+	/**
 	 * Return these settings as one source of the policy's values, by the names the annotation and the
 	 * properties share: every setting, read generically, so that a new one needs no code here.
 	 * @param source the property prefix, such as {@code ratelimit.policies.orders}
@@ -220,6 +233,22 @@ public class PolicyProperties {
 
 	public void setPenalty(@Nullable String penalty) {
 		this.penalty = penalty;
+	}
+
+	public @Nullable String getMaxWait() {
+		return this.maxWait;
+	}
+
+	public void setMaxWait(@Nullable String maxWait) {
+		this.maxWait = maxWait;
+	}
+
+	public @Nullable Long getMaxQueued() {
+		return this.maxQueued;
+	}
+
+	public void setMaxQueued(@Nullable Long maxQueued) {
+		this.maxQueued = maxQueued;
 	}
 
 	public @Nullable String getPenaltyGroup() {

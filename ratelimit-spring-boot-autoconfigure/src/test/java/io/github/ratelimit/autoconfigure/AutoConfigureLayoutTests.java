@@ -87,7 +87,7 @@ class AutoConfigureLayoutTests {
 	 * wrong (failure analyzers) or what is limited (the start-up report).
 	 */
 	@Test
-	void theAutoConfigurationStaysWithinItsSizeOf2700Lines() throws IOException {
+	void theAutoConfigurationStaysWithinItsSizeOf2750Lines() throws IOException {
 		long lines;
 		try (Stream<Path> files = Files.walk(Path.of("src/main/java"))) {
 			lines = files.filter((file) -> file.toString().endsWith(".java")).mapToLong((file) -> {
@@ -99,7 +99,7 @@ class AutoConfigureLayoutTests {
 				}
 			}).sum();
 		}
-		assertThat(lines).isPositive().isLessThanOrEqualTo(2_700);
+		assertThat(lines).isPositive().isLessThanOrEqualTo(2_750);
 	}
 
 	/** The method, or the configuration class declaring it, says {@code @ConditionalOnMissingBean}. */
