@@ -69,7 +69,8 @@ public interface RateLimitListener {
 	}
 
 	/**
-	 * Called when a request over its limit waited for its turn ({@code max-wait}) and was admitted.
+	 * Called when a request over its limit waited for its turn ({@code max-wait}): a bucket's then passes, a window's
+	 * is then decided once more.
 	 * @param policy the policy it waited for
 	 * @param waitedMillis how long it waited
 	 * @since 0.5.0

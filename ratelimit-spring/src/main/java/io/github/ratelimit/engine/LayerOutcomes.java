@@ -87,7 +87,9 @@ final class LayerOutcomes {
 					}
 					Waiting waiting = plan.enforced().get(i).waiting();
 					RateLimitPolicy policy = plan.real(i);
-					applied.add(new AppliedRateLimit(policy, (waiting != null) ? waiting.real(policy, decision) : decision,
+					Decision real = (waiting != null)
+							? Waiting.real(policy, plan.acquisitions().get(i).policy(), decision) : decision;
+					applied.add(new AppliedRateLimit(policy, real,
 							plan.enforced().get(i).isSharedByEveryClient()));
 				}
 			}

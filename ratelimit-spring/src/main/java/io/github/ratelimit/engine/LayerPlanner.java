@@ -43,6 +43,8 @@ final class LayerPlanner {
 
 	private final @Nullable TenantPolicies tenants;
 
+	private final Waits waits;
+
 	private final ThrottledWarning unknownPlan = new ThrottledWarning(logger);
 
 	private final ThrottledWarning planFailure = new ThrottledWarning(logger);
@@ -50,7 +52,8 @@ final class LayerPlanner {
 	private final ThrottledWarning costFailure = new ThrottledWarning(logger);
 
 	LayerPlanner(PolicyCatalog catalog, @Nullable RateLimitPlanResolver planResolver, ClientExemptions exempt,
-			@Nullable RateLimitTenants tenants) {
+			@Nullable RateLimitTenants tenants, Waits waits) {
+		this.waits = waits;
 		this.catalog = catalog;
 		this.planResolver = planResolver;
 		this.exempt = exempt;
@@ -180,9 +183,8 @@ final class LayerPlanner {
 				cost = policy.capacity(); // the capacity of the limits that apply
 			}
 			boolean shadow = policy.mode() == PolicyMode.SHADOW;
-			Waiting waiting = spec.waiting();
-			Acquisition acquisition = new Acquisition((waiting != null && !shadow) ? waiting.reserving(policy) : policy,
-					(key != null) ? key : spec.key(scope), cost);
+			String counted = (key != null) ? key : spec.key(scope);
+			Acquisition acquisition = new Acquisition(counted(spec, policy, counted, cost, shadow), counted, cost);
 			if (!shadow) {
 				policies.add(policy);
 			}
@@ -192,6 +194,20 @@ final class LayerPlanner {
 		int checksFrom = acquisitions.size();
 		addPenaltyChecks(enforced, acquisitions);
 		return new LayerPlan(scope, enforced, acquisitions, checksFrom, policies, shadows, shadowAcquisitions);
+	}
+
+	/**
+	 * The limits a request is counted under in the store: for a bucket that lets requests wait, the bucket with its
+	 * reserve, unless the key's queue is full or the cost exceeds the real burst (the real bucket then rejects as
+	 * without waiting, with its deny cache and its metrics).
+	 */
+	private RateLimitPolicy counted(PolicySpec spec, RateLimitPolicy policy, String key, long cost, boolean shadow) {
+		Waiting waiting = spec.waiting();
+		if (waiting == null || shadow || cost > policy.capacity()
+				|| this.waits.full(policy.name(), key, waiting.maxQueued())) {
+			return policy;
+		}
+		return waiting.reserving(policy);
 	}
 
 	/**

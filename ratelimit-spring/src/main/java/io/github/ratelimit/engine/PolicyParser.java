@@ -178,8 +178,8 @@ final class PolicyParser {
 			}
 		});
 		return new PolicySpec(policy, declarationOf(where), values.sources(policy), keyExpression, key, cost, countOn,
-				skipExpression, tenant, settleExpression, penalty, Waiting.parse(values, name, where, policy), planned,
-				planSources, passedOn, (change) -> {
+				skipExpression, tenant, settleExpression, penalty, Waiting.parse(values, name, where, policy, penalty),
+				planned, planSources, passedOn, (change) -> {
 					change.forEach((layer) -> checkRunTimeChange(name, layer));
 					List<PolicyValues> changed = new ArrayList<>(sources.size() + change.size());
 					changed.addAll(change);

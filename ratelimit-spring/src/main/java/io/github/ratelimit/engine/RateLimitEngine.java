@@ -63,9 +63,10 @@ public final class RateLimitEngine {
 		this.catalog = builder.catalog;
 		this.limiter = new ObservedLimiter(builder.rateLimiter, builder.observationRegistry,
 				builder.observationConvention);
-		this.planner = new LayerPlanner(builder.catalog, builder.planResolver, builder.exempt, builder.tenants);
 		this.lockouts = new RateLimitLockouts(builder.rateLimiter);
 		this.waits = new Waits(builder.rateLimiter.listener());
+		this.planner = new LayerPlanner(builder.catalog, builder.planResolver, builder.exempt, builder.tenants,
+				this.waits);
 		this.outcomes = new LayerOutcomes(builder.headersWriter, new ShadowReporter(builder.rateLimiter.listener()),
 				builder.heavyHitters, this.lockouts);
 		this.heavyHitters = builder.heavyHitters;
@@ -365,7 +366,7 @@ public final class RateLimitEngine {
 			.applied(plan, admission, this.outcomes.applied(plan, admission), executor)
 			.thenCompose((applied) -> {
 				Waits.Wait retry = mayRetry ? this.waits.retry(plan, admission, applied) : null;
-				CompletableFuture<Void> room = (retry != null) ? this.waits.waitLater(plan, retry, executor) : null;
+				CompletableFuture<Void> room = (retry != null) ? this.waits.waitLater(plan, retry) : null;
 				if (room != null) {
 					return room.thenCompose((ignored) -> decidePlanAsync(plan, request, false));
 				}
@@ -383,7 +384,7 @@ public final class RateLimitEngine {
 		Waits.Wait wait = (admission != null) ? this.waits.reserved(plan, admission) : null;
 		CompletableFuture<Void> turn = CompletableFuture.completedFuture(null);
 		if (wait != null) {
-			CompletableFuture<Void> reserved = this.waits.waitLater(plan, wait, executor);
+			CompletableFuture<Void> reserved = this.waits.waitLater(plan, wait);
 			if (reserved == null) {
 				return CompletableFuture.completedFuture(this.outcomes.refused(request, plan, admission, wait, applied));
 			}

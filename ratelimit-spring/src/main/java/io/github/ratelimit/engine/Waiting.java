@@ -42,7 +42,8 @@ record Waiting(long maxWaitMillis, int maxQueued, Map<RateLimitPolicy, RateLimit
 	 * @return its waiting, or {@code null} if it waits for nothing
 	 * @throws InvalidRateLimitPolicyException if a value is out of bounds, or cannot apply
 	 */
-	static @Nullable Waiting parse(PolicySources values, String name, String where, RateLimitPolicy policy) {
+	static @Nullable Waiting parse(PolicySources values, String name, String where, RateLimitPolicy policy,
+			@Nullable Penalty penalty) {
 		String text = values.getOrDefault("max-wait", String.class, "").trim();
 		Long queued = values.get("max-queued", Long.class);
 		if (text.isEmpty()) {
@@ -65,8 +66,18 @@ record Waiting(long maxWaitMillis, int maxQueued, Map<RateLimitPolicy, RateLimit
 			throw PolicyParser.invalid(name, where, "'lease' cannot apply with 'max-wait': a leased block admits or "
 					+ "rejects at once" + values.fromProperty("'lease'"));
 		}
+		if (penalty != null && penalty.locks()) {
+			throw PolicyParser.invalid(name, where, "'penalty' cannot apply with 'max-wait': they are two answers to "
+					+ "a client over the limit, locking it out or letting it wait; choose one"
+					+ values.fromProperty("'penalty'"));
+		}
 		Waiting waiting = new Waiting(wait.toMillis(), (queued != null) ? queued.intValue() : DEFAULT_QUEUED,
 				new ConcurrentHashMap<>());
+		if (policy.algorithm().isBucket() && waiting.reserve(policy) == 0) {
+			throw PolicyParser.invalid(name, where, "'max-wait' of " + text + " is shorter than the time this bucket "
+					+ "takes to refill one token (" + tokenMillis(policy, 1) + " ms): no request could wait"
+					+ values.fromProperty("'max-wait'"));
+		}
 		try {
 			waiting.variant(policy);
 		}
@@ -103,7 +114,7 @@ record Waiting(long maxWaitMillis, int maxQueued, Map<RateLimitPolicy, RateLimit
 			variant = variant(policy);
 		}
 		catch (IllegalArgumentException ex) {
-			return policy; // a tenant's bucket whose reserve cannot be counted: it rejects at once
+			return policy; // a tenant's or plan's bucket whose reserve cannot be counted: it rejects at once
 		}
 		if (this.reserving.size() < KEPT_VARIANTS) {
 			this.reserving.put(policy, variant);
@@ -117,21 +128,22 @@ record Waiting(long maxWaitMillis, int maxQueued, Map<RateLimitPolicy, RateLimit
 	}
 
 	/**
-	 * The real bucket's decision, from the decision of the bucket with its reserve.
+	 * The real bucket's decision, from the decision of the bucket it was counted under.
 	 * @param policy the real policy
-	 * @param decision the decision under its variant with a reserve
+	 * @param counted the policy it was counted under: the bucket with its reserve, or the real one
+	 * @param decision the decision under it
 	 * @return the decision as the real bucket would have made it: what it admitted into the reserve shows no unit
 	 * left, and a rejection waits for the reserve too
 	 */
-	Decision real(RateLimitPolicy policy, Decision decision) {
-		long reserve = reserve(policy);
-		if (reserve == 0 || !decision.isKnown()) {
+	static Decision real(RateLimitPolicy policy, RateLimitPolicy counted, Decision decision) {
+		long reserve = counted.burst() - policy.burst();
+		if (reserve <= 0 || !decision.isKnown()) {
 			return decision;
 		}
 		long remaining = Math.max(0, decision.remaining() - reserve);
 		if (decision.allowed()) {
 			return new Decision(true, policy.capacity(), remaining, decision.resetAfterMillis(), 0,
-					(decision.remaining() >= reserve) ? decision.nextUnitAfterMillis() : wait(policy, decision),
+					(decision.remaining() >= reserve) ? decision.nextUnitAfterMillis() : wait(policy, counted, decision),
 					decision.origin());
 		}
 		long retry = (decision.retryAfterMillis() == Decision.NEVER) ? Decision.NEVER
@@ -141,15 +153,18 @@ record Waiting(long maxWaitMillis, int maxQueued, Map<RateLimitPolicy, RateLimit
 	}
 
 	/**
-	 * How long a request its variant admitted waits for its turn: until the real bucket would have held what it
-	 * took, which is when the variant holds the reserve again; {@code 0} if it took no reserve.
+	 * How long a request the bucket with its reserve admitted waits for its turn: until the real bucket would have
+	 * held what it took, which is when the reserve is whole again; {@code 0} if it took none of the reserve (or was
+	 * counted under the real bucket). A store that does not tell when its next unit comes is taken as a whole
+	 * token's refill away.
 	 */
-	long wait(RateLimitPolicy policy, Decision admitted) {
-		long reserve = reserve(policy);
-		if (reserve == 0 || admitted.remaining() >= reserve) {
+	static long wait(RateLimitPolicy policy, RateLimitPolicy counted, Decision admitted) {
+		long reserve = counted.burst() - policy.burst();
+		if (reserve <= 0 || admitted.remaining() >= reserve) {
 			return 0;
 		}
-		return admitted.nextUnitAfterMillis() + tokenMillis(policy, reserve - admitted.remaining() - 1);
+		long next = (admitted.nextUnitAfterMillis() > 0) ? admitted.nextUnitAfterMillis() : tokenMillis(policy, 1);
+		return Math.min(next + tokenMillis(policy, reserve - admitted.remaining() - 1), tokenMillis(policy, reserve));
 	}
 
 	/** The milliseconds a bucket takes to refill this many tokens, rounded up. */

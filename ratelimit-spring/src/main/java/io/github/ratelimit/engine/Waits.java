@@ -4,7 +4,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -19,15 +18,20 @@ import org.jspecify.annotations.Nullable;
 /**
  * The waits of requests over a limit with {@code max-wait} (see {@link Waiting}): which a layer needs, whether its
  * keys' queues on this instance have room, and the waiting itself, blocking the thread of a blocking stack or
- * delaying the stage of a non-blocking one. The queues are counted per policy and key, {@value #MAX_KEYS} keys at
- * most: a request of a key beyond them waits for nothing.
+ * delaying the stage of a non-blocking one on a timer. An instance holds at most {@value #MAX_WAITING} waiting
+ * requests in all, and counts the queues of {@value #MAX_KEYS} keys at most: a request beyond them waits for nothing.
  */
 final class Waits {
 
 	/** The most keys with waiting requests at once on this instance. */
 	static final int MAX_KEYS = 10_000;
 
+	/** The most requests waiting at once on this instance, whatever their keys. */
+	static final int MAX_WAITING = 1_000;
+
 	private final ConcurrentHashMap<Queue, AtomicInteger> queues = new ConcurrentHashMap<>();
+
+	private final AtomicInteger waiting = new AtomicInteger();
 
 	private final RateLimitListener listener;
 
@@ -36,22 +40,31 @@ final class Waits {
 	}
 
 	/**
-	 * The wait of an admitted layer whose buckets reserved a future turn, or {@code null} if none did. A request
-	 * whose cost no real bucket could ever hold (above its burst, within its reserve) is a wait that cannot be.
+	 * Whether a request of this key may not wait: its queue, or this instance's room for waiting requests, is full.
+	 * It is then counted under the real bucket, which rejects it as without waiting.
+	 */
+	boolean full(String policy, String key, int maxQueued) {
+		if (this.waiting.get() >= MAX_WAITING) {
+			return true;
+		}
+		AtomicInteger queued = this.queues.get(new Queue(policy, key));
+		return (queued != null) ? queued.get() >= maxQueued : this.queues.size() >= MAX_KEYS;
+	}
+
+	/**
+	 * The wait of an admitted layer whose buckets reserved a future turn, or {@code null} if none did.
 	 */
 	@Nullable Wait reserved(LayerPlan plan, Admission admission) {
 		Wait wait = null;
 		for (int i = 0; i < plan.checksFrom(); i++) {
-			Waiting waiting = plan.enforced().get(i).waiting();
 			Decision decision = admission.decision(i);
 			RateLimitPolicy policy = plan.real(i);
-			if (waiting == null || decision == null || !decision.allowed() || !decision.isKnown()
-					|| decision.origin() == Decision.Origin.FAIL_OPEN || waiting.reserve(policy) == 0) {
-				continue; // no reserve, or a store that failed: nothing to wait for
+			RateLimitPolicy counted = plan.acquisitions().get(i).policy();
+			if (counted == policy || decision == null || !decision.allowed() || !decision.isKnown()) {
+				continue; // counted without a reserve, or a store that failed: nothing to wait for
 			}
-			Acquisition acquisition = plan.acquisitions().get(i);
-			long millis = (acquisition.cost() > policy.capacity()) ? Decision.NEVER : waiting.wait(policy, decision);
-			if (millis != 0) {
+			long millis = Waiting.wait(policy, counted, decision);
+			if (millis > 0) {
 				wait = (wait != null) ? wait : new Wait(new ArrayList<>(1), new ArrayList<>(1));
 				wait.add(i, millis);
 			}
@@ -77,7 +90,7 @@ final class Waits {
 			}
 			Waiting waiting = plan.enforced().get(i).waiting();
 			long millis = decision.retryAfterMillis();
-			if (waiting == null || plan.real(i).algorithm().isBucket() || decision.origin() == Decision.Origin.FAIL_CLOSED
+			if (waiting == null || plan.real(i).algorithm().isBucket() || !decision.isKnown()
 					|| millis == Decision.NEVER || millis > waiting.maxWaitMillis()) {
 				return null;
 			}
@@ -88,18 +101,55 @@ final class Waits {
 	}
 
 	/**
-	 * Take a place in the queue of each key that waits, if each has room.
-	 * @return whether the request may wait; if not, it holds no place
+	 * Wait here, blocking the thread of a blocking stack (a virtual thread parks no platform thread), if the keys'
+	 * queues have room.
+	 * @return whether it waited its whole turn: not if a queue was full, or the thread was interrupted (a request that
+	 * went on before its turn would pass more than the limit)
 	 */
+	boolean waitHere(LayerPlan plan, Wait wait) {
+		if (!enter(plan, wait)) {
+			return false;
+		}
+		try {
+			Thread.sleep(wait.longest());
+			return true;
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			return false;
+		}
+		finally {
+			leave(plan, wait);
+		}
+	}
+
+	/**
+	 * A stage that completes after the wait, blocking no thread, if the keys' queues have room: what a non-blocking
+	 * stack waits on. It completes on the JDK's timer thread; what follows is the store's asynchronous call, or
+	 * the outcome.
+	 * @return the stage, or {@code null} if the request may not wait
+	 */
+	@Nullable CompletableFuture<Void> waitLater(LayerPlan plan, Wait wait) {
+		if (!enter(plan, wait)) {
+			return null;
+		}
+		return new CompletableFuture<Void>().completeOnTimeout(null, wait.longest(), TimeUnit.MILLISECONDS)
+			.whenComplete((ignored, failure) -> leave(plan, wait));
+	}
+
+	/** Take a place in the queue of each key that waits, if each has room; if not, none is held. */
 	private boolean enter(LayerPlan plan, Wait wait) {
+		if (this.waiting.incrementAndGet() > MAX_WAITING) {
+			this.waiting.decrementAndGet();
+			return false;
+		}
 		List<Queue> entered = new ArrayList<>(wait.indexes.size());
-		for (int i = 0; i < wait.indexes.size(); i++) {
-			int index = wait.indexes.get(i);
+		for (int index : wait.indexes) {
 			Waiting waiting = plan.enforced().get(index).waiting();
 			Queue queue = new Queue(plan.real(index).name(), plan.acquisitions().get(index).key());
-			// The reserve bounds a bucket's wait, and retry() a window's, each to max-wait give or take rounding.
-			if (waiting == null || wait.millis.get(i) == Decision.NEVER || !enter(queue, waiting.maxQueued())) {
+			if (waiting == null || !enter(queue, waiting.maxQueued())) {
 				entered.forEach(this::leave);
+				this.waiting.decrementAndGet();
 				return false;
 			}
 			entered.add(queue);
@@ -123,54 +173,18 @@ final class Waits {
 		return entered[0];
 	}
 
-	/** Leave the queues a request entered, once its wait is over. */
+	/** Leave the queues a request entered, once its wait is over, and say how long each policy made it wait. */
 	private void leave(LayerPlan plan, Wait wait) {
-		for (int index : wait.indexes) {
-			leave(new Queue(plan.real(index).name(), plan.acquisitions().get(index).key()));
-		}
 		for (int i = 0; i < wait.indexes.size(); i++) {
-			this.listener.onWait(plan.real(wait.indexes.get(i)), wait.longest());
+			int index = wait.indexes.get(i);
+			leave(new Queue(plan.real(index).name(), plan.acquisitions().get(index).key()));
+			this.listener.onWait(plan.real(index), wait.millis.get(i));
 		}
+		this.waiting.decrementAndGet();
 	}
 
 	private void leave(Queue queue) {
 		this.queues.computeIfPresent(queue, (key, count) -> (count.decrementAndGet() <= 0) ? null : count);
-	}
-
-	/**
-	 * Wait here, blocking the thread of a blocking stack (a virtual thread parks no platform thread), if the keys'
-	 * queues have room.
-	 * @return whether it waited
-	 */
-	boolean waitHere(LayerPlan plan, Wait wait) {
-		if (!enter(plan, wait)) {
-			return false;
-		}
-		try {
-			Thread.sleep(wait.longest());
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-		}
-		finally {
-			leave(plan, wait);
-		}
-		return true;
-	}
-
-	/**
-	 * A stage that completes after the wait, blocking no thread, if the keys' queues have room: what a non-blocking
-	 * stack waits on. It completes on the executor, or the common pool.
-	 * @return the stage, or {@code null} if the request may not wait
-	 */
-	@Nullable CompletableFuture<Void> waitLater(LayerPlan plan, Wait wait, @Nullable Executor executor) {
-		if (!enter(plan, wait)) {
-			return null;
-		}
-		Executor after = (executor != null)
-				? CompletableFuture.delayedExecutor(wait.longest(), TimeUnit.MILLISECONDS, executor)
-				: CompletableFuture.delayedExecutor(wait.longest(), TimeUnit.MILLISECONDS);
-		return CompletableFuture.runAsync(() -> leave(plan, wait), after);
 	}
 
 	/**
@@ -183,9 +197,8 @@ final class Waits {
 			RateLimitPolicy policy = plan.real(wait.indexes.get(i));
 			long millis = wait.millis.get(i);
 			rejected.removeIf((limit) -> limit.policy().name().equals(policy.name()));
-			rejected.add(new AppliedRateLimit(policy, new Decision(false, policy.capacity(), 0, Math.max(0, millis),
-					millis, Math.max(0, millis), Decision.Origin.STORE),
-					plan.enforced().get(wait.indexes.get(i)).isSharedByEveryClient()));
+			rejected.add(new AppliedRateLimit(policy, new Decision(false, policy.capacity(), 0, millis, millis, millis,
+					Decision.Origin.STORE), plan.enforced().get(wait.indexes.get(i)).isSharedByEveryClient()));
 		}
 		return rejected;
 	}

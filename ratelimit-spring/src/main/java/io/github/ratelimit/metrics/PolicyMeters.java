@@ -111,7 +111,7 @@ final class PolicyMeters {
 		Timer timer = this.waits;
 		if (timer == null) {
 			timer = Timer.builder("ratelimit.wait")
-				.description("How long requests over the limit waited for their turn (max-wait) before they passed")
+				.description("How long requests over the limit waited for their turn (max-wait)")
 				.tag("policy", this.policy)
 				.register(this.registry);
 			this.waits = timer;

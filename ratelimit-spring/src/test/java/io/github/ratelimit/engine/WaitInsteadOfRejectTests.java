@@ -85,6 +85,8 @@ class WaitInsteadOfRejectTests {
 		CompletableFuture<RateLimitOutcome> third = decideAsync(queued, CLIENT);
 		assertThat(third).as("two wait already: rejected at once").isCompleted();
 		assertThat(third.join().isRejected()).isTrue();
+		assertThat(third.join().headers().getFirst("Retry-After")).as("the real bucket's wait, a tenth of a second")
+			.isEqualTo("1");
 		assertThat(first.get(5, TimeUnit.SECONDS).isRejected()).isFalse();
 		assertThat(second.get(5, TimeUnit.SECONDS).isRejected()).isFalse();
 		assertThat(order).containsExactly(1, 2);
@@ -102,6 +104,19 @@ class WaitInsteadOfRejectTests {
 		RateLimitOutcome waited = decide(onTheSystemClock, "windowed", CLIENT);
 		assertThat(waited.isRejected()).as("admitted in the next window").isFalse();
 		assertThat(this.waits).hasSize(1).allSatisfy((wait) -> assertThat(wait).isBetween(1L, 1_000L));
+	}
+
+	@Test
+	void aWaitShorterThanATokenOrWithAPenaltyFailsTheStartUp() {
+		PolicyCatalog tooShort = PolicyCatalog.builder().build();
+		assertThatExceptionOfType(InvalidRateLimitPolicyException.class)
+			.isThrownBy(() -> tooShort.register(TooShort.class))
+			.withMessageContaining("'max-wait' of 5s is shorter than the time this bucket takes to refill one token "
+					+ "(6000 ms)");
+		PolicyCatalog penalised = PolicyCatalog.builder().build();
+		assertThatExceptionOfType(InvalidRateLimitPolicyException.class)
+			.isThrownBy(() -> penalised.register(Penalised.class))
+			.withMessageContaining("'penalty' cannot apply with 'max-wait'");
 	}
 
 	@Test
@@ -174,6 +189,24 @@ class WaitInsteadOfRejectTests {
 		@RateLimited(name = "tooLong", algorithm = Algorithm.TOKEN_BUCKET, limit = 10, window = "1s", maxWait = "2m")
 		public String tooLong() {
 			return "tooLong";
+		}
+
+	}
+
+	public static class TooShort {
+
+		@RateLimited(name = "tooShort", algorithm = Algorithm.TOKEN_BUCKET, limit = 10, window = "1m", maxWait = "5s")
+		public String tooShort() {
+			return "tooShort";
+		}
+
+	}
+
+	public static class Penalised {
+
+		@RateLimited(name = "penalised", limit = 10, window = "1m", maxWait = "5s", penalty = "1h")
+		public String penalised() {
+			return "penalised";
 		}
 
 	}
