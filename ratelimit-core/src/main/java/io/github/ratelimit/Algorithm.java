@@ -41,7 +41,17 @@ public enum Algorithm {
 	 * makes the same decisions as {@link #TOKEN_BUCKET}; it is offered for those who think in levels rather than
 	 * tokens. It does not queue or delay requests.
 	 */
-	LEAKY_BUCKET;
+	LEAKY_BUCKET,
+
+	/**
+	 * Concurrency: at most {@code limit} requests of a key in flight at once, across every instance sharing the
+	 * store. An admitted request holds a slot until it gives it back when it ends, however it ends; a slot whose holder
+	 * never gives it back (an instance that died mid-request) is free again {@code window} after it was taken: the
+	 * window is the <em>hold time</em>. Kept as a sliding log of the slots held, so the bound is exact: never more
+	 * than {@code limit} slots held at once. A rejection says nothing of when a slot frees.
+	 * @since 0.4.0
+	 */
+	CONCURRENCY;
 
 	/**
 	 * Whether this is one of the bucket algorithms, for which {@code burst} is the capacity.
@@ -49,6 +59,16 @@ public enum Algorithm {
 	 */
 	public boolean isBucket() {
 		return this == TOKEN_BUCKET || this == LEAKY_BUCKET;
+	}
+
+	/**
+	 * Whether a key's state is a log of the times of its admissions ({@link #SLIDING_LOG}, and {@link #CONCURRENCY},
+	 * whose log is of the slots held): each admission can be given back at its own time.
+	 * @return whether the algorithm keeps a log
+	 * @since 0.4.0
+	 */
+	public boolean keepsLog() {
+		return this == SLIDING_LOG || this == CONCURRENCY;
 	}
 
 }

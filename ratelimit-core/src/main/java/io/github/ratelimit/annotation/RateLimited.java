@@ -218,6 +218,17 @@ public @interface RateLimited {
 	long maxQueued() default UNSET;
 
 	/**
+	 * For {@link Algorithm#CONCURRENCY}, which takes it instead of a {@link #window()}: how long a slot stays taken
+	 * when its request never gives it back (an instance that died mid-request), in Spring Boot's duration syntax
+	 * ({@code 30s}, {@code 5m}; at most a day). It must be longer than the longest request: one that runs longer has
+	 * its slot free for another request before it ends, and is logged at WARN. Empty (the default): a minute.
+	 * {@code ratelimit.policies.<name>.hold} overrides it.
+	 * @return the hold, or empty
+	 * @since 0.5.0
+	 */
+	String hold() default "";
+
+	/**
 	 * Lease the key's units a block at a time, in front of a shared store (Redis, DynamoDB): each instance takes a
 	 * block in one store call and admits from it without a round trip, so a hot key costs a store call per block
 	 * rather than per request. The fleet never admits more than the limit; it may admit less while other instances

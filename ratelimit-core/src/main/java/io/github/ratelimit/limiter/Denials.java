@@ -2,6 +2,7 @@ package io.github.ratelimit.limiter;
 
 import java.util.concurrent.atomic.AtomicLong;
 
+import io.github.ratelimit.Algorithm;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.RateLimitPolicy;
 import io.github.ratelimit.store.RateLimitStore;
@@ -57,9 +58,13 @@ final class Denials {
 		return denied;
 	}
 
-	/** Remember a denial the store decided, unless a reset happened since {@code resetsBefore}. */
+	/**
+	 * Remember a denial the store decided, unless a reset happened since {@code resetsBefore}. Never a concurrency
+	 * limit's: a slot frees whenever a request ends, which no delay foretells.
+	 */
 	void remember(RateLimitPolicy policy, String key, long cost, Decision decision, long now, long resetsBefore) {
-		if (this.cache != null && !decision.allowed() && this.resets.get() == resetsBefore) {
+		if (this.cache != null && !decision.allowed() && this.resets.get() == resetsBefore
+				&& policy.algorithm() != Algorithm.CONCURRENCY) {
 			this.cache.remember(policy, key, cost, decision, now);
 		}
 	}

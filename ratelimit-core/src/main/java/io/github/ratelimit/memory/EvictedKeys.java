@@ -146,7 +146,7 @@ final class EvictedKeys {
 	 */
 	static long holdMillis(RateLimitPolicy policy) {
 		return switch (policy.algorithm()) {
-			case FIXED, SLIDING_LOG -> policy.windowMillis();
+			case FIXED, SLIDING_LOG, CONCURRENCY -> policy.windowMillis();
 			case SLIDING_COUNTER -> 2 * policy.windowMillis();
 			case TOKEN_BUCKET, LEAKY_BUCKET ->
 				Math.max(1, IntMath.ceilDiv(policy.burst() * policy.unitsPerToken(), policy.unitsPerMilli()));

@@ -177,7 +177,8 @@ abstract class KeyState {
 	static KeyState create(Algorithm algorithm, String key) {
 		return switch (algorithm) {
 			case FIXED -> new FixedWindow(key);
-			case SLIDING_LOG -> new SlidingLog(key);
+			// A slot held is an entry of the log, given back at its own time, or leaving it a hold time after.
+			case SLIDING_LOG, CONCURRENCY -> new SlidingLog(key);
 			case SLIDING_COUNTER -> new SlidingCounter(key);
 			// The leaky bucket is the token bucket's mirror image (level = capacity - tokens): same decisions.
 			case TOKEN_BUCKET, LEAKY_BUCKET -> new TokenBucket(key);

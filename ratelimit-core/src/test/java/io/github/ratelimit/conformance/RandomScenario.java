@@ -68,7 +68,7 @@ public record RandomScenario(Algorithm algorithm, long limit, long windowMillis,
 	public long bound() {
 		return switch (this.algorithm) {
 			case FIXED -> 2 * this.limit;
-			case SLIDING_LOG -> this.limit;
+			case SLIDING_LOG, CONCURRENCY -> this.limit;
 			case SLIDING_COUNTER -> 2 * this.limit - 1;
 			case TOKEN_BUCKET, LEAKY_BUCKET -> this.burst + this.limit;
 		};

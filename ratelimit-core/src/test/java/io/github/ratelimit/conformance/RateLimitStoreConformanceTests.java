@@ -27,6 +27,7 @@ import io.github.ratelimit.store.Reservation;
 import io.github.ratelimit.store.ResetListener;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -290,7 +291,7 @@ public abstract class RateLimitStoreConformanceTests {
 		// 7 per 3s: a rate that is not a whole number of units per millisecond.
 		assertLongRunAdmitsTheRate(policy(algorithm, 7, Duration.ofSeconds(3)), 300, 100, 1);
 		// A prime limit per day over 200 days: large numbers, same exactness (beyond what a sliding log may keep).
-		if (algorithm != Algorithm.SLIDING_LOG) {
+		if (!algorithm.keepsLog()) {
 			assertLongRunAdmitsTheRate(policy(algorithm, 1_000_003, Duration.ofDays(1)), 200, 3_600_000, 100_000);
 		}
 	}
@@ -348,7 +349,7 @@ public abstract class RateLimitStoreConformanceTests {
 	 * and every admission but one per block is answered without a store call.
 	 */
 	@ParameterizedTest
-	@EnumSource(value = Algorithm.class, names = "SLIDING_LOG", mode = EnumSource.Mode.EXCLUDE)
+	@EnumSource(value = Algorithm.class, names = { "SLIDING_LOG", "CONCURRENCY" }, mode = EnumSource.Mode.EXCLUDE)
 	void leasedBlocksOfSeveralInstancesNeverAdmitMoreThanTheCapacity(Algorithm algorithm) {
 		RateLimitPolicy policy = policy(algorithm, 100, Duration.ofMinutes(1)).toBuilder().lease(10).build();
 		assumeShared(policy);
@@ -379,7 +380,7 @@ public abstract class RateLimitStoreConformanceTests {
 	 * every span of time at most the burst and the refill over the span.
 	 */
 	@ParameterizedTest
-	@EnumSource(value = Algorithm.class, names = "SLIDING_LOG", mode = EnumSource.Mode.EXCLUDE)
+	@EnumSource(value = Algorithm.class, names = { "SLIDING_LOG", "CONCURRENCY" }, mode = EnumSource.Mode.EXCLUDE)
 	void leasingInstancesUnderConcurrencyWithAMovingClockStayWithinTheAlgorithmsBound(Algorithm algorithm) {
 		for (long lease : new long[] { 8, RateLimitPolicy.LEASE_AUTO }) {
 			RateLimitPolicy policy = RateLimitPolicy.builder(nextName(algorithm)).algorithm(algorithm).limit(40)
@@ -426,7 +427,7 @@ public abstract class RateLimitStoreConformanceTests {
 
 	/** What a leasing instance holds and does not use is what the others miss: never more than its block. */
 	@ParameterizedTest
-	@EnumSource(value = Algorithm.class, names = "SLIDING_LOG", mode = EnumSource.Mode.EXCLUDE)
+	@EnumSource(value = Algorithm.class, names = { "SLIDING_LOG", "CONCURRENCY" }, mode = EnumSource.Mode.EXCLUDE)
 	void anIdleHoldersUnusedBlockIsAllTheOthersMissAndItLapsesWithTheWindowOrRefill(Algorithm algorithm) {
 		RateLimitPolicy policy = policy(algorithm, 100, Duration.ofMinutes(1)).toBuilder().lease(10).build();
 		assumeShared(policy);
@@ -445,7 +446,7 @@ public abstract class RateLimitStoreConformanceTests {
 
 	/** A reset drops this instance's block, and a unit given back returns to the block it came from. */
 	@ParameterizedTest
-	@EnumSource(value = Algorithm.class, names = "SLIDING_LOG", mode = EnumSource.Mode.EXCLUDE)
+	@EnumSource(value = Algorithm.class, names = { "SLIDING_LOG", "CONCURRENCY" }, mode = EnumSource.Mode.EXCLUDE)
 	void aResetDropsTheInstancesBlockAndUnitsGivenBackReturnToIt(Algorithm algorithm) {
 		RateLimitPolicy policy = policy(algorithm, 30, Duration.ofMinutes(1)).toBuilder().lease(10).build();
 		assumeShared(policy);
@@ -511,7 +512,7 @@ public abstract class RateLimitStoreConformanceTests {
 	 * could not have refilled past its burst without them).
 	 */
 	@ParameterizedTest
-	@EnumSource(value = Algorithm.class, names = "SLIDING_LOG", mode = EnumSource.Mode.EXCLUDE)
+	@EnumSource(value = Algorithm.class, names = { "SLIDING_LOG", "CONCURRENCY" }, mode = EnumSource.Mode.EXCLUDE)
 	void leasingInstancesInAnyOrderOfRequestsAndPausesStayWithinTheAlgorithmsBound(Algorithm algorithm) {
 		RateLimitPolicy policy = RateLimitPolicy.builder(nextName(algorithm)).algorithm(algorithm).limit(40)
 			.window(Duration.ofSeconds(10)).burst(algorithm.isBucket() ? 20L : null).lease(8).build();
@@ -550,7 +551,7 @@ public abstract class RateLimitStoreConformanceTests {
 	 * call gave back already: the other limits keep counting exactly.
 	 */
 	@ParameterizedTest
-	@EnumSource(value = Algorithm.class, names = "SLIDING_LOG", mode = EnumSource.Mode.EXCLUDE)
+	@EnumSource(value = Algorithm.class, names = { "SLIDING_LOG", "CONCURRENCY" }, mode = EnumSource.Mode.EXCLUDE)
 	void aRequestRejectedByAnotherLimitGivesBackWhatItsLeaseTookAndNothingTwice(Algorithm algorithm) {
 		RateLimitPolicy leased = policy(algorithm, 100, Duration.ofMinutes(1)).toBuilder().lease(10).build();
 		RateLimitPolicy counted = policy(algorithm, 5, Duration.ofMinutes(1));
@@ -907,7 +908,7 @@ public abstract class RateLimitStoreConformanceTests {
 	}
 
 	@ParameterizedTest
-	@EnumSource(value = Algorithm.class, names = { "FIXED", "SLIDING_COUNTER", "SLIDING_LOG" })
+	@EnumSource(value = Algorithm.class, names = { "FIXED", "SLIDING_COUNTER", "SLIDING_LOG", "CONCURRENCY" })
 	void aRefundOfAWindowThatHasPassedCreatesNoCapacity(Algorithm algorithm) {
 		RateLimitPolicy policy = policy(algorithm, 3, Duration.ofMinutes(1));
 		assumeSupported(policy);
@@ -918,6 +919,93 @@ public abstract class RateLimitStoreConformanceTests {
 		assertThat(take(policy, "k", 3).allowed()).isTrue();
 		refund(one, counted.countedAt(0));
 		assertThat(take(policy, "k", 1).allowed()).isFalse();
+	}
+
+	@Test
+	void aConcurrencyLimitHoldsEachSlotUntilItIsGivenBackHoweverLongItRuns() {
+		RateLimitPolicy policy = policy(Algorithm.CONCURRENCY, 2, Duration.ofMinutes(1));
+		assumeSupported(policy);
+		Acquisition slot = new Acquisition(policy, "k", 1);
+		Reservation first = acquireAll(List.of(slot));
+		this.clock.advance(Duration.ofSeconds(20));
+		Reservation second = acquireAll(List.of(slot));
+		assertThat(first.allowed()).isTrue();
+		assertThat(second.allowed()).isTrue();
+		assertThat(second.decisions().get(0).remaining()).isZero();
+		this.clock.advance(Duration.ofSeconds(30)); // 50s: both still run
+		Decision full = take(policy, "k", 1);
+		assertThat(full.allowed()).isFalse();
+		assertThat(full.remaining()).isZero();
+		refund(slot, first.countedAt(0));
+		Reservation third = acquireAll(List.of(slot));
+		assertThat(third.allowed()).isTrue();
+		assertThat(take(policy, "k", 1).allowed()).isFalse();
+		refund(slot, second.countedAt(0));
+		refund(slot, third.countedAt(0));
+		assertThat(take(policy, "k", 2).allowed()).isTrue();
+	}
+
+	@Test
+	void aSlotItsHolderNeverGaveBackIsFreeOnceItsHoldEndsAndItsLateReleaseFreesNoOther() {
+		RateLimitPolicy policy = policy(Algorithm.CONCURRENCY, 2, Duration.ofMinutes(1));
+		assumeSupported(policy);
+		Acquisition slot = new Acquisition(policy, "k", 1);
+		Reservation dead = acquireAll(List.of(slot, new Acquisition(policy, "k2", 1)));
+		this.clock.advance(Duration.ofSeconds(1));
+		assertThat(take(policy, "k", 1).allowed()).isTrue();
+		assertThat(take(policy, "k", 1).allowed()).isFalse();
+		this.clock.advance(Duration.ofSeconds(58));
+		assertThat(take(policy, "k", 1).allowed()).isFalse();
+		this.clock.advance(Duration.ofSeconds(1)); // the first slot's hold ended; the second's 1s later
+		assertThat(take(policy, "k", 1).allowed()).isTrue();
+		assertThat(take(policy, "k", 1).allowed()).isFalse();
+		refund(slot, dead.countedAt(0)); // a holder that comes back after its hold: its slot was taken since
+		assertThat(take(policy, "k", 1).allowed()).isFalse();
+	}
+
+	@Test
+	void slotsTakenInOneMillisecondAreGivenBackOneAtATime() {
+		RateLimitPolicy policy = policy(Algorithm.CONCURRENCY, 3, Duration.ofMinutes(1));
+		assumeSupported(policy);
+		Acquisition slot = new Acquisition(policy, "k", 1);
+		long[] countedAt = new long[3];
+		for (int i = 0; i < 3; i++) {
+			Reservation taken = acquireAll(List.of(slot));
+			assertThat(taken.allowed()).isTrue();
+			countedAt[i] = taken.countedAt(0);
+		}
+		assertThat(take(policy, "k", 1).allowed()).isFalse();
+		for (int i = 0; i < 3; i++) {
+			refund(slot, countedAt[i]);
+			assertThat(take(policy, "k", 1).allowed()).isTrue();
+			assertThat(take(policy, "k", 1).allowed()).isFalse();
+		}
+	}
+
+	@Test
+	void concurrentHoldersNeverHoldMoreThanTheLimit() {
+		RateLimitPolicy policy = policy(Algorithm.CONCURRENCY, 3, Duration.ofMinutes(1));
+		assumeSupported(policy);
+		Acquisition slot = new Acquisition(policy, "k", 1);
+		AtomicInteger inFlight = new AtomicInteger();
+		AtomicInteger most = new AtomicInteger();
+		AtomicInteger admitted = new AtomicInteger();
+		ConcurrentTestHarness.run(6, () -> {
+			for (int i = 0; i < 15; i++) {
+				Reservation taken = acquireAll(List.of(slot));
+				if (taken.allowed()) {
+					most.accumulateAndGet(inFlight.incrementAndGet(), Math::max);
+					admitted.incrementAndGet();
+					Thread.yield();
+					inFlight.decrementAndGet();
+					refund(slot, taken.countedAt(0));
+				}
+				this.clock.advanceMillis(1);
+			}
+		});
+		assertThat(most.get()).isBetween(1, 3);
+		assertThat(admitted.get()).isPositive();
+		assertThat(take(policy, "k", 3).allowed()).as("every slot given back").isTrue();
 	}
 
 	@ParameterizedTest

@@ -23,7 +23,7 @@ class DroppedLeaseBlockTests {
 	private final MutableTimeSource clock = MutableTimeSource.at("2030-01-01T00:00:01Z");
 
 	@ParameterizedTest
-	@EnumSource(value = Algorithm.class, names = "SLIDING_LOG", mode = EnumSource.Mode.EXCLUDE)
+	@EnumSource(value = Algorithm.class, names = { "SLIDING_LOG", "CONCURRENCY" }, mode = EnumSource.Mode.EXCLUDE)
 	void aBlockMarkedDroppedButNotYetForgottenTakesNoMoreUnitsFromTheStore(Algorithm algorithm) throws Exception {
 		InMemoryRateLimitStore memory = InMemoryRateLimitStore.builder().clock(this.clock).build();
 		LeasingStore leasing = new LeasingStore(new SharedInMemoryStore(memory), this.clock);

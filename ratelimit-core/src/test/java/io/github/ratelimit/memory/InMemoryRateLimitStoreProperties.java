@@ -95,7 +95,7 @@ class InMemoryRateLimitStoreProperties {
 	private static long longestWait(RateLimitPolicy policy) {
 		long window = policy.windowMillis();
 		return switch (policy.algorithm()) {
-			case FIXED, SLIDING_LOG -> window;
+			case FIXED, SLIDING_LOG, CONCURRENCY -> window;
 			case SLIDING_COUNTER -> 2 * window;
 			case TOKEN_BUCKET, LEAKY_BUCKET -> IntMath.ceilDiv(policy.burst() * policy.unitsPerToken(),
 					policy.unitsPerMilli());

@@ -28,6 +28,8 @@ final class AlgorithmItems {
 
 	private final TokenBucketItems buckets;
 
+	private final ConcurrencyItems slots;
+
 	private final PolicyNames names = new PolicyNames();
 
 	AlgorithmItems(ItemKeys keys) {
@@ -35,6 +37,7 @@ final class AlgorithmItems {
 		this.fixedWindows = new FixedWindowItems(keys);
 		this.slidingCounters = new SlidingCounterItems(keys);
 		this.buckets = new TokenBucketItems(keys);
+		this.slots = new ConcurrencyItems(keys);
 	}
 
 	/** Decide one request, the policy checked to be the only configuration of its name and variant here. */
@@ -53,6 +56,7 @@ final class AlgorithmItems {
 				case FIXED -> this.fixedWindows.decide(calls, policy, key, now, cost);
 				case SLIDING_COUNTER -> this.slidingCounters.decide(calls, policy, key, now, cost);
 				case TOKEN_BUCKET, LEAKY_BUCKET -> this.buckets.decide(calls, policy, key, now, cost);
+				case CONCURRENCY -> this.slots.decide(calls, policy, key, now, cost);
 				case SLIDING_LOG -> throw DynamoDbRateLimitStore.unsupported(policy);
 			};
 		}
@@ -67,7 +71,7 @@ final class AlgorithmItems {
 		return switch (policy.algorithm()) {
 			case FIXED -> this.fixedWindows.itemsToReset(policy, key, now);
 			case SLIDING_COUNTER -> this.slidingCounters.itemsToReset(policy, key, now);
-			case TOKEN_BUCKET, LEAKY_BUCKET -> List.of(this.buckets.itemToReset(policy, key));
+			case TOKEN_BUCKET, LEAKY_BUCKET, CONCURRENCY -> List.of(this.buckets.itemToReset(policy, key));
 			case SLIDING_LOG -> throw DynamoDbRateLimitStore.unsupported(policy);
 		};
 	}
@@ -123,6 +127,7 @@ final class AlgorithmItems {
 								DynamoDbCalls.number(policy.unitsPerToken())),
 						deadline);
 			}
+			case CONCURRENCY -> this.slots.refund(calls, acquisition, countedAtMillis);
 			case SLIDING_LOG -> throw DynamoDbRateLimitStore.unsupported(policy);
 		};
 	}
@@ -150,6 +155,7 @@ final class AlgorithmItems {
 								":ttl", DynamoDbCalls.ttl(drained)),
 						deadline);
 			}
+			case CONCURRENCY -> this.slots.charge(calls, acquisition, countedAtMillis);
 			case SLIDING_LOG -> throw DynamoDbRateLimitStore.unsupported(policy);
 		};
 	}

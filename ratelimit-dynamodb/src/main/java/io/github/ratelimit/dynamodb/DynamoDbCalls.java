@@ -99,6 +99,17 @@ final class DynamoDbCalls {
 	 */
 	CompletableFuture<Update> update(String pk, String updateExpression, String condition, Map<String, String> names,
 			Map<String, AttributeValue> values, long deadline) {
+		return update(pk, updateExpression, condition, names, values, deadline, ReturnValue.UPDATED_NEW);
+	}
+
+	/** Apply a conditional update as {@link #update} does, returning the whole item as updated. */
+	CompletableFuture<Update> updateReturningItem(String pk, String updateExpression, String condition,
+			Map<String, String> names, Map<String, AttributeValue> values, long deadline) {
+		return update(pk, updateExpression, condition, names, values, deadline, ReturnValue.ALL_NEW);
+	}
+
+	private CompletableFuture<Update> update(String pk, String updateExpression, String condition,
+			Map<String, String> names, Map<String, AttributeValue> values, long deadline, ReturnValue returned) {
 		UpdateItemRequest request;
 		try {
 			request = UpdateItemRequest.builder()
@@ -108,7 +119,7 @@ final class DynamoDbCalls {
 				.conditionExpression(condition)
 				.expressionAttributeNames(names)
 				.expressionAttributeValues(values)
-				.returnValues(ReturnValue.UPDATED_NEW)
+				.returnValues(returned)
 				.returnValuesOnConditionCheckFailure(ReturnValuesOnConditionCheckFailure.ALL_OLD)
 				.overrideConfiguration(override(deadline))
 				.build();

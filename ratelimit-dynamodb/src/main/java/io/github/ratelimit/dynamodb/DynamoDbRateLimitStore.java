@@ -31,6 +31,8 @@ import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
  * <li>{@link Algorithm#SLIDING_COUNTER}: the same, plus one read per key and window for the previous window's count.
  * <li>{@link Algorithm#TOKEN_BUCKET} and {@link Algorithm#LEAKY_BUCKET}: a strongly consistent read, then a
  * conditional write when the request passes (a rejection writes nothing); retried on a conflicting write.
+ * <li>{@link Algorithm#CONCURRENCY}: the slots held in one item per key, a strongly consistent read, then a
+ * conditional write when a slot is free; giving a slot back is one conditional update. At most 1,000 slots.
  * <li>{@link Algorithm#SLIDING_LOG} is not supported: its log would be rewritten on every request. Policies using it
  * fail at start-up ({@link #checkSupported}).
  * </ul>
@@ -174,6 +176,11 @@ public final class DynamoDbRateLimitStore implements RateLimitStore, AutoCloseab
 	public void checkSupported(RateLimitPolicy policy) {
 		if (policy.algorithm() == Algorithm.SLIDING_LOG) {
 			throw unsupported(policy);
+		}
+		if (policy.algorithm() == Algorithm.CONCURRENCY && policy.limit() > ConcurrencyItems.MOST_SLOTS) {
+			throw new IllegalArgumentException("'limit' must be at most " + ConcurrencyItems.MOST_SLOTS + " for "
+					+ "CONCURRENCY with the DynamoDB store (policy '" + policy.name() + "'), whose slots held are one "
+					+ "item of at most 400 KB, but was " + policy.limit() + "; use the Redis store for more");
 		}
 	}
 

@@ -44,6 +44,7 @@ final class ItemKeys {
 			case SLIDING_COUNTER -> "swc";
 			// One meter, so switching between the two keeps the state.
 			case TOKEN_BUCKET, LEAKY_BUCKET -> "tb";
+			case CONCURRENCY -> "cc";
 			case SLIDING_LOG -> throw DynamoDbRateLimitStore.unsupported(policy);
 		};
 	}

@@ -281,7 +281,7 @@ final class Coalescer implements AutoCloseable {
 	 * call to what one decision may cost at most.
 	 */
 	private int batchSize(RateLimitPolicy policy) {
-		if (policy.algorithm() != Algorithm.SLIDING_LOG) {
+		if (!policy.algorithm().keepsLog()) {
 			return this.maxBatchSize;
 		}
 		long entries = Math.min(policy.limit(), policy.windowMillis());

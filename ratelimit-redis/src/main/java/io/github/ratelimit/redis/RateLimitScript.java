@@ -45,6 +45,8 @@ record RateLimitScript(String name, byte[] source, String sha1) {
 		return switch (algorithm) {
 			case FIXED -> "f";
 			case SLIDING_LOG -> "l";
+			// A sliding log's layout (its slots are the log's entries), under keys of its own.
+			case CONCURRENCY -> "h";
 			case SLIDING_COUNTER -> "c";
 			case TOKEN_BUCKET, LEAKY_BUCKET -> "b";
 		};
@@ -58,6 +60,7 @@ record RateLimitScript(String name, byte[] source, String sha1) {
 		return switch (code) {
 			case "f" -> Algorithm.FIXED;
 			case "l" -> Algorithm.SLIDING_LOG;
+			case "h" -> Algorithm.CONCURRENCY;
 			case "c" -> Algorithm.SLIDING_COUNTER;
 			case "b" -> Algorithm.TOKEN_BUCKET;
 			default -> null;
@@ -92,7 +95,7 @@ record RateLimitScript(String name, byte[] source, String sha1) {
 	static String fileName(Algorithm algorithm) {
 		return switch (algorithm) {
 			case FIXED -> "fixed-window.lua";
-			case SLIDING_LOG -> "sliding-log.lua";
+			case SLIDING_LOG, CONCURRENCY -> "sliding-log.lua";
 			case SLIDING_COUNTER -> "sliding-counter.lua";
 			// One meter seen from two sides (tokens left, or level poured): the same decisions, one script.
 			case TOKEN_BUCKET, LEAKY_BUCKET -> "token-bucket.lua";

@@ -133,9 +133,12 @@ final class RedisKeys {
 			this.prefixHead = bytes(prefix + ":{");
 			this.policyTagLength = bytes(encodedPolicy).length + 1;
 			String parameters = fingerprint(policy);
-			this.tails = (policy.algorithm() == Algorithm.SLIDING_LOG)
-					? new byte[][] { bytes("}:log:" + parameters), bytes("}:sum:" + parameters) }
-					: new byte[][] { bytes("}:" + suffix(policy.algorithm()) + ":" + parameters) };
+			this.tails = switch (policy.algorithm()) {
+				case SLIDING_LOG -> new byte[][] { bytes("}:log:" + parameters), bytes("}:sum:" + parameters) };
+				// Apart from a sliding log's, so that a policy changed from one to the other starts afresh.
+				case CONCURRENCY -> new byte[][] { bytes("}:held:" + parameters), bytes("}:heldsum:" + parameters) };
+				default -> new byte[][] { bytes("}:" + suffix(policy.algorithm()) + ":" + parameters) };
+			};
 		}
 
 		byte[][] keys(String key) {
@@ -176,6 +179,7 @@ final class RedisKeys {
 			// One meter, so switching between the two keeps the state.
 			case TOKEN_BUCKET, LEAKY_BUCKET -> "tb";
 			case SLIDING_LOG -> "log";
+			case CONCURRENCY -> "held";
 		};
 	}
 

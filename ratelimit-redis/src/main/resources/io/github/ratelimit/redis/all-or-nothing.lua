@@ -9,7 +9,8 @@
 -- ARGV[1] now in ms since the epoch, or "" to use Redis TIME (production; tests drive time explicitly)
 -- ARGV[2] least TTL in ms (0 in production)
 -- then per group: 'take', 'refund' or 'charge'; the number of its entries; and 8 arguments per entry: algorithm
--- ('f' fixed window, 'l' sliding log, 'c' sliding counter, 'b' bucket), limit, window_ms, burst, units_per_token,
+-- ('f' fixed window, 'l' sliding log, 'h' a concurrency limit's log of slots held, 'c' sliding counter,
+-- 'b' bucket), limit, window_ms, burst, units_per_token,
 -- units_per_ms, cost, and for 'refund' and 'charge' the time the entry was counted at; for 'take' the time to count
 -- it at when it is not 0: a calendar window's window time, which Redis's TIME cannot know.
 -- KEYS: one per entry, in order, group after group; two for the sliding log (the log and its summary).
@@ -447,7 +448,8 @@ local function settle(base, k, at, charging)
 end
 
 local function keys_of(base)
-  if ARGV[base + 1] == 'l' then
+  local algorithm = ARGV[base + 1]
+  if algorithm == 'l' or algorithm == 'h' then
     return 2
   end
   return 1

@@ -204,7 +204,7 @@ class RedisRateLimitStoreIntegrationTests {
 	 * the windows 980 in 20 to 22).
 	 */
 	@ParameterizedTest
-	@EnumSource(value = Algorithm.class, names = "SLIDING_LOG", mode = EnumSource.Mode.EXCLUDE)
+	@EnumSource(value = Algorithm.class, names = { "SLIDING_LOG", "CONCURRENCY" }, mode = EnumSource.Mode.EXCLUDE)
 	void aThousandRequestsAdmittedFromLeasedBlocksCostAThousandOverTheBlockScriptCalls(Algorithm algorithm) {
 		RateLimitPolicy policy = policy(algorithm, 1_000_000, Duration.ofHours(1)).toBuilder().lease(50).build();
 		MutableTimeSource clock = MutableTimeSource.at("2030-01-01T00:00:00Z");
