@@ -42,7 +42,7 @@ class DynamoDbMultiInstanceConcurrencyIntegrationTests {
 	}
 
 	@ParameterizedTest
-	@EnumSource(value = Algorithm.class, names = "SLIDING_LOG", mode = EnumSource.Mode.EXCLUDE)
+	@EnumSource(value = Algorithm.class, names = { "SLIDING_LOG", "CONCURRENCY" }, mode = EnumSource.Mode.EXCLUDE)
 	void twoInstancesOnOneTableAdmitExactlyTheLimit(Algorithm algorithm) {
 		WebApplicationContextRunner instance = Instances.application()
 			.withPropertyValues("ratelimit.store=dynamodb", "ratelimit.dynamodb.endpoint=" + dynalite.endpoint(),

@@ -41,14 +41,14 @@ class MultiInstanceConcurrencyIntegrationTests {
 	}
 
 	@ParameterizedTest
-	@EnumSource(Algorithm.class)
+	@EnumSource(value = Algorithm.class, names = "CONCURRENCY", mode = EnumSource.Mode.EXCLUDE)
 	void twoInstancesOnOneRedisAdmitExactlyTheLimit(Algorithm algorithm) {
 		assertExactlyTheLimitIsAdmitted(algorithm, "spring.data.redis.host=" + redis.host(),
 				"spring.data.redis.port=" + redis.port());
 	}
 
 	@ParameterizedTest
-	@EnumSource(Algorithm.class)
+	@EnumSource(value = Algorithm.class, names = "CONCURRENCY", mode = EnumSource.Mode.EXCLUDE)
 	void twoInstancesOnARedisClusterAdmitExactlyTheLimit(Algorithm algorithm) {
 		assertExactlyTheLimitIsAdmitted(algorithm, "spring.data.redis.cluster.nodes=" + cluster.nodeAddresses());
 	}

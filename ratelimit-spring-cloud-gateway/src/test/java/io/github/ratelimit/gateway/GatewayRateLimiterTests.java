@@ -30,7 +30,9 @@ import io.github.ratelimit.web.ClientExemptions;
 import io.github.ratelimit.web.StandardRateLimitHeadersWriter;
 import io.github.ratelimit.webflux.RateLimitWebFilter;
 import org.junit.jupiter.api.Test;
+import reactor.core.Disposable;
 import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
 
 import org.springframework.cloud.gateway.event.FilterArgsEvent;
 import org.springframework.cloud.gateway.filter.FilterDefinition;
@@ -122,6 +124,39 @@ class GatewayRateLimiterTests {
 		Response beyond = gateway.isAllowed("paced", "k").block();
 		assertThat(beyond.isAllowed()).as("its turn 0.2 s away, beyond the longest wait").isFalse();
 		assertThat(beyond.getHeaders()).containsEntry("Retry-After", "1");
+	}
+
+	@Test
+	void aConcurrencyRoutesSlotIsHeldWhileItsExchangeRunsAndGivenBackWhenItEndsOrIsCancelled() {
+		PolicyCatalog catalog = PolicyCatalog.builder().build();
+		RateLimitEngine engine = RateLimitEngine.builder(catalog, this.limiter, new StandardRateLimitHeadersWriter(),
+				(request) -> String.valueOf(request.getRemoteAddr())).build();
+		GatewayRateLimiter gateway = new GatewayRateLimiter(engine, List.of(route("slots", "ratelimit.policy", "slots",
+				"ratelimit.algorithm", "CONCURRENCY", "ratelimit.limit", "1", "ratelimit.hold", "1m")), List.of());
+		catalog.afterSingletonsInstantiated();
+		RateLimitWebFilter web = new RateLimitWebFilter(engine, 0);
+		RateLimitProblemFilter problems = new RateLimitProblemFilter();
+		Sinks.Empty<Void> backend = Sinks.empty();
+		// The backend has not answered: the exchange runs, holding the route's one slot.
+		Disposable running = web.filter(exchange("198.51.100.7"), (exchange) -> problems.filter(exchange,
+				(decorated) -> requestRateLimiter(gateway, decorated, "slots", "198.51.100.7").then(backend.asMono())))
+			.subscribe();
+		MockServerWebExchange rejected = exchange("198.51.100.7");
+		web.filter(rejected, (exchange) -> problems.filter(exchange,
+				(decorated) -> requestRateLimiter(gateway, decorated, "slots", "198.51.100.7")))
+			.block();
+		assertThat(rejected.getResponse().getStatusCode()).isEqualTo(HttpStatus.TOO_MANY_REQUESTS);
+		assertThat(rejected.getResponse().getHeaders().containsHeader("Retry-After")).isFalse();
+		assertThat(rejected.getResponse().getBodyAsString().block()).contains("Concurrency limit of policy 'slots'");
+		RateLimitPolicy slots = gateway.getConfig().get("slots").spec().policy();
+		running.dispose(); // the client went away
+		assertThat(this.store.peek(slots, "198.51.100.7").remaining()).as("cancelled: given back").isOne();
+		MockServerWebExchange next = exchange("198.51.100.7");
+		web.filter(next, (exchange) -> problems.filter(exchange,
+				(decorated) -> requestRateLimiter(gateway, decorated, "slots", "198.51.100.7")))
+			.block();
+		assertThat(next.getResponse().getStatusCode()).isEqualTo(HttpStatus.OK);
+		assertThat(this.store.peek(slots, "198.51.100.7").remaining()).as("ended: given back").isOne();
 	}
 
 	@Test

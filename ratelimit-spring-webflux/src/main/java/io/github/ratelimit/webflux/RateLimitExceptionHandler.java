@@ -37,7 +37,8 @@ public class RateLimitExceptionHandler {
 	public ResponseEntity<ProblemDetail> handleRateLimitException(ErrorResponseException ex,
 			ServerWebExchange exchange) {
 		HttpHeaders headers = exchange.getResponse().getHeaders();
-		if (ex instanceof RateLimitException rejection && !headers.containsHeader(HttpHeaders.RETRY_AFTER)) {
+		if (ex instanceof RateLimitException rejection && !headers.containsHeader(HttpHeaders.RETRY_AFTER)
+				&& rejection.getRetryAfterSeconds() > 0) {
 			headers.set(HttpHeaders.RETRY_AFTER, Long.toString(rejection.getRetryAfterSeconds()));
 		}
 		return ResponseEntity.status(ex.getStatusCode()).body(ex.getBody());

@@ -72,11 +72,18 @@ public final class RateLimitWebFilter implements WebFilter, Ordered {
 	@Override
 	public Mono<Void> filter(ServerWebExchange exchange, WebFilterChain chain) {
 		ExchangeRateLimitRequest request = ExchangeRateLimitRequest.of(exchange);
+		Mono<Void> proceed = chain.filter(exchange).contextWrite((context) -> context.put(CONTEXT_KEY, request));
 		if (this.engine.catalog().settlesAfterResponse()) {
 			this.engine.settlement().settledByStack(request);
 			exchange.getResponse().beforeCommit(() -> settle(request, exchange.getResponse()));
+			// Concurrency limits' slots once the exchange ended however it ended: written, failed or cancelled.
+			return decide(exchange, request, proceed)
+				.doFinally((signal) -> this.engine.settlement().releaseRequestAsync(request));
 		}
-		Mono<Void> proceed = chain.filter(exchange).contextWrite((context) -> context.put(CONTEXT_KEY, request));
+		return decide(exchange, request, proceed);
+	}
+
+	private Mono<Void> decide(ServerWebExchange exchange, ExchangeRateLimitRequest request, Mono<Void> proceed) {
 		if (!this.engine.catalog().hasFilters()) {
 			return proceed;
 		}

@@ -38,7 +38,8 @@ public class RateLimitExceptionHandler {
 	@ExceptionHandler({ RateLimitException.class, InvalidRateLimitCostException.class })
 	public ResponseEntity<ProblemDetail> handleRateLimitException(ErrorResponseException ex,
 			HttpServletResponse response) {
-		if (ex instanceof RateLimitException rejection && !response.containsHeader(HttpHeaders.RETRY_AFTER)) {
+		if (ex instanceof RateLimitException rejection && !response.containsHeader(HttpHeaders.RETRY_AFTER)
+				&& rejection.getRetryAfterSeconds() > 0) {
 			response.setHeader(HttpHeaders.RETRY_AFTER, Long.toString(rejection.getRetryAfterSeconds()));
 		}
 		return ResponseEntity.status(ex.getStatusCode()).body(ex.getBody());

@@ -42,6 +42,9 @@ final class LayerHold {
 	/** Where a lock-out's store calls run, or {@code null} for the calling thread. */
 	private final @Nullable Executor executor;
 
+	/** When the request was admitted, for a slot held longer than its hold. */
+	private final long admittedAt = System.nanoTime();
+
 	LayerHold(@Nullable RequestScope scope, List<PolicySpec> enforced, @Nullable Admission admission,
 			List<PolicySpec> shadows, List<Admission> shadowAdmissions) {
 		this(scope, enforced, admission, shadows, shadowAdmissions, null, List.of(), null);
@@ -92,6 +95,48 @@ final class LayerHold {
 			}
 		}
 		return false;
+	}
+
+	/** Whether a policy of this layer is a concurrency limit, whose slot is given back when the request ends. */
+	boolean releasesAtEnd() {
+		for (PolicySpec spec : this.enforced) {
+			if (Concurrency.limits(spec)) {
+				return true;
+			}
+		}
+		for (PolicySpec spec : this.shadows) {
+			if (Concurrency.limits(spec)) {
+				return true;
+			}
+		}
+		return false;
+	}
+
+	/**
+	 * Give back the slots of the concurrency limits this layer's request holds, once it ended however it ended, in
+	 * one store call for the enforced ones, without waiting for the store. Given back once: later calls do nothing.
+	 * @return a stage that completes once given back (or once the store failed to: the slots then stay taken until
+	 * their hold ends)
+	 */
+	CompletionStage<Void> release() {
+		int[] slots = new int[this.enforced.size()];
+		int count = 0;
+		for (int i = 0; i < this.enforced.size(); i++) {
+			if (Concurrency.limits(this.enforced.get(i))) {
+				slots[count++] = i;
+				Concurrency.checkOutlived(this.enforced.get(i), this.admittedAt);
+			}
+		}
+		List<CompletableFuture<Void>> given = new ArrayList<>(1);
+		if (count > 0 && this.admission != null) {
+			given.add(this.admission.refundAsync(Arrays.copyOf(slots, count)).toCompletableFuture());
+		}
+		for (int i = 0; i < this.shadows.size(); i++) {
+			if (Concurrency.limits(this.shadows.get(i))) {
+				given.add(this.shadowAdmissions.get(i).refundAsync(0).toCompletableFuture());
+			}
+		}
+		return (given.size() == 1) ? given.get(0) : CompletableFuture.allOf(given.toArray(new CompletableFuture<?>[0]));
 	}
 
 	/** Whether an enforced policy's reservation is settled once the request was served. */

@@ -23,7 +23,7 @@ final class MethodLimits {
 		this.single = this.specs.length == 1 && this.specs[0].countOn() == null && !this.specs[0].isShadow()
 				&& !this.specs[0].hasSettle()
 				&& !this.specs[0].hasSkip() && !this.specs[0].isPlanned() && this.specs[0].penalty() == null
-				&& this.specs[0].waiting() == null;
+				&& this.specs[0].waiting() == null && !Concurrency.limits(this.specs[0]);
 	}
 
 	boolean isEmpty() {

@@ -192,7 +192,8 @@ public final class PolicyCatalog implements SmartInitializingSingleton, BeanFact
 
 	/**
 	 * Return whether a policy declared so far is settled after the response: it counts by outcome ({@code countOn}),
-	 * or settles its cost ({@code settle}). Until one is, a web stack has nothing to settle at a request's end.
+	 * settles its cost ({@code settle}), or is a concurrency limit, whose slot is given back at the request's end.
+	 * Until one is, a web stack has nothing to settle at a request's end.
 	 * @return whether a request may hold anything to settle
 	 * @since 0.3.0
 	 */

@@ -41,7 +41,7 @@ final class PolicyDeclarations {
 	 */
 	void declare(String name, String where, @Nullable PolicySpec spec, boolean named) {
 		synchronized (this.declared) {
-			if (spec != null && (spec.countOn() != null || spec.hasSettle())) {
+			if (spec != null && (spec.countOn() != null || spec.hasSettle() || Concurrency.limits(spec))) {
 				this.settledAfterResponse = true;
 			}
 			if (spec != null) {

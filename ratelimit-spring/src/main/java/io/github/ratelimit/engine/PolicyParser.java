@@ -115,8 +115,15 @@ final class PolicyParser {
 		if (limit == null) {
 			throw invalid(name, where, "'limit' is not set; set it on the annotation or with '" + property + ".limit'");
 		}
-		Object window = window(values, name, where, property, zone(values, name, where));
 		Algorithm algorithm = values.getOrDefault("algorithm", Algorithm.class, Algorithm.FIXED);
+		if (algorithm == Algorithm.CONCURRENCY) {
+			Concurrency.check(values, name, where);
+		}
+		else {
+			Concurrency.checkNoHold(values, name, where, algorithm);
+		}
+		Object window = (algorithm == Algorithm.CONCURRENCY) ? Concurrency.hold(values, name, where, property)
+				: window(values, name, where, property, zone(values, name, where));
 		FailureMode failureMode = values.getOrDefault("failure-mode", FailureMode.class, this.defaultFailureMode);
 		PolicyMode mode = values.getOrDefault("mode", PolicyMode.class, PolicyMode.ENFORCE);
 		PolicyValues burstSource = values.sourceSetting("burst");

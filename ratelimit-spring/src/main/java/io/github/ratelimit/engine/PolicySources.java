@@ -9,6 +9,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.TreeSet;
 
+import io.github.ratelimit.Algorithm;
 import io.github.ratelimit.RateLimitPolicy;
 import org.jspecify.annotations.Nullable;
 
@@ -136,6 +137,9 @@ final class PolicySources {
 			if ((attribute.equals("burst") && !policy.algorithm().isBucket())
 					|| (attribute.equals("zone") && policy.calendar() == null)) {
 				continue;
+			}
+			if (attribute.equals("window") && policy.algorithm() == Algorithm.CONCURRENCY) {
+				attribute = "hold"; // what a concurrency limit's window is written as
 			}
 			PolicyValues source = sourceSetting(attribute);
 			if (source != null) {

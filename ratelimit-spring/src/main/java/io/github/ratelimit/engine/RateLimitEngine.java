@@ -237,8 +237,8 @@ public final class RateLimitEngine {
 			return recovered(this.planner.planAsync(new PolicySpec[] { spec }, scope, request, null, PolicySpec.escaped(key))
 				.thenCompose((plan) -> decidePlanAsync(plan, request, true))
 				.thenApply((outcome) -> {
-					if (!outcome.isRejected() && request != null) {
-						Settlements.defer(request, outcome.held());
+					if (!outcome.isRejected() && (request == null || !Settlements.defer(request, outcome.held()))) {
+						outcome.held().release(); // no stack gives a slot back at the end: none is held past here
 					}
 					return outcome;
 				}));

@@ -46,6 +46,7 @@ public final class RateLimitSettlement {
 		held.settleCosts((failure == null) ? result : null, Settlements.reported(request), failure == null);
 		if (!Settlements.defer(request, held)) {
 			held.settle(() -> CountOn.statusOf(method, result, failure)).toCompletableFuture().join();
+			held.release();
 		}
 	}
 
@@ -88,7 +89,7 @@ public final class RateLimitSettlement {
 		if (held == LayerHold.NONE || Settlements.defer(request, held)) {
 			return CompletableFuture.completedFuture(null);
 		}
-		return held.settle(() -> CountOn.statusOf(method, result, failure));
+		return held.settle(() -> CountOn.statusOf(method, result, failure)).thenCompose((settled) -> held.release());
 	}
 
 	/**
@@ -135,23 +136,39 @@ public final class RateLimitSettlement {
 	}
 
 	/**
-	 * Settle every layer's policies that count by outcome, from the status the client got.
+	 * Settle every layer's policies that count by outcome, from the status the client got, and give back the slots
+	 * of its concurrency limits: the request is over.
 	 * @param request the request
 	 * @param status the response's status
 	 */
 	public void settleRequest(RateLimitRequest request, int status) {
 		Settlements.settle(request, status).toCompletableFuture().join();
+		Settlements.release(request);
 	}
 
 	/**
 	 * Settle every layer's policies that count by outcome as {@link #settleRequest} does, without waiting for the
-	 * store.
+	 * store; not the slots of concurrency limits, given back by {@link #releaseRequestAsync} once the request ends.
 	 * @param request the request
 	 * @param status the response's status
 	 * @return a stage that completes once settled; never exceptionally (a store that fails keeps the units)
 	 */
 	public CompletionStage<Void> settleRequestAsync(RateLimitRequest request, int status) {
 		return Settlements.settle(request, status);
+	}
+
+	/**
+	 * Give back the slots of the concurrency limits a request's layers hold, once it ended however it ended (its
+	 * response written, an error, the client's cancel), without waiting for the store: what a non-blocking stack calls
+	 * at the end, having settled what counts by outcome with {@link #settleRequestAsync} when the response was
+	 * committed. {@link #settleRequest} does both. Given back once: later calls do nothing.
+	 * @param request the request
+	 * @return a stage that completes once given back; never exceptionally (a store that fails keeps the slots until
+	 * their hold ends)
+	 * @since 0.5.0
+	 */
+	public CompletionStage<Void> releaseRequestAsync(RateLimitRequest request) {
+		return Settlements.release(request);
 	}
 
 }

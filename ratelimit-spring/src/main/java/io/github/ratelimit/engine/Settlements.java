@@ -50,7 +50,7 @@ final class Settlements {
 		if (request == null || request.getAttribute(SETTLED_BY_STACK) == null) {
 			return false;
 		}
-		if (!held.countsByOutcome()) {
+		if (!held.countsByOutcome() && !held.releasesAtEnd()) {
 			return true;
 		}
 		// Layers of one request may finish on different threads (two calls of a reactive request, zipped).
@@ -70,7 +70,7 @@ final class Settlements {
 		if (request == null || request.getAttribute(SETTLED_BY_STACK) == null) {
 			return false;
 		}
-		if (!held.settlesCosts() && !held.countsByOutcome()) {
+		if (!held.settlesCosts() && !held.countsByOutcome() && !held.releasesAtEnd()) {
 			return true;
 		}
 		synchronized (request) {
@@ -78,7 +78,7 @@ final class Settlements {
 			if (held.settlesCosts()) {
 				settlements.served.add(new Served(held, result));
 			}
-			if (held.countsByOutcome()) {
+			if (held.countsByOutcome() || held.releasesAtEnd()) {
 				settlements.holds.add(held);
 			}
 		}
@@ -135,6 +135,30 @@ final class Settlements {
 			settled[i] = holds.get(i).settle(() -> status).toCompletableFuture();
 		}
 		return CompletableFuture.allOf(settled);
+	}
+
+	/**
+	 * Give back the slots of the concurrency limits the request's layers hold, once the request ended however it
+	 * ended (response, error, cancel, timeout), without waiting for the store. Given back once: later calls do
+	 * nothing.
+	 * @return a stage that completes once given back; never exceptionally
+	 */
+	static CompletionStage<Void> release(RateLimitRequest request) {
+		Settlements settlements = (Settlements) request.getAttribute(ATTRIBUTE);
+		if (settlements == null) {
+			return CompletableFuture.completedFuture(null);
+		}
+		List<LayerHold> holds;
+		synchronized (request) {
+			holds = List.copyOf(settlements.holds);
+		}
+		List<CompletableFuture<Void>> released = new ArrayList<>(1);
+		for (LayerHold held : holds) {
+			if (held.releasesAtEnd()) {
+				released.add(held.release().toCompletableFuture());
+			}
+		}
+		return CompletableFuture.allOf(released.toArray(new CompletableFuture<?>[0]));
 	}
 
 	/** A method layer's hold whose costs are settled at the end of the request, with what the method returned. */

@@ -1,5 +1,6 @@
 package io.github.ratelimit.web;
 
+import io.github.ratelimit.Algorithm;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.RateLimitPolicy;
 
@@ -31,8 +32,9 @@ public record AppliedRateLimit(RateLimitPolicy policy, Decision decision, boolea
 	 * after the response left ({@code settle}) is announced for as long as the refill takes to repay it. Of the
 	 * others only a sliding counter whose previous window still weighs waits longer than a window; a client told a
 	 * whole window comes back then and is told the rest. An unavailable store's wait (503) is the circuit breaker's,
-	 * and a locked-out key's the rest of its lock-out: neither is shortened.
-	 * @return the seconds to wait, at least 1
+	 * and a locked-out key's the rest of its lock-out: neither is shortened. A concurrency limit's rejection says
+	 * nothing of when a slot frees (whenever a request in flight ends): 0, and no {@code Retry-After} is sent.
+	 * @return the seconds to wait, at least 1; 0 for a concurrency limit's rejection
 	 * @since 0.2.0
 	 */
 	public long retryAfterSeconds() {
@@ -43,6 +45,9 @@ public record AppliedRateLimit(RateLimitPolicy policy, Decision decision, boolea
 		long seconds = decision.retryAfterSeconds();
 		if (decision.origin() == Decision.Origin.FAIL_CLOSED || decision.origin() == Decision.Origin.PENALTY) {
 			return seconds;
+		}
+		if (policy.algorithm() == Algorithm.CONCURRENCY) {
+			return 0;
 		}
 		long bound = Math.max(1, (policy.windowMillis() + 999) / 1000);
 		if (policy.algorithm().isBucket() && decision.retryAfterMillis() != Decision.NEVER) {

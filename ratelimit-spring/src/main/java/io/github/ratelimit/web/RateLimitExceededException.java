@@ -3,6 +3,7 @@ package io.github.ratelimit.web;
 import java.net.URI;
 import java.util.List;
 
+import io.github.ratelimit.Algorithm;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.RateLimitPolicy;
 
@@ -46,6 +47,10 @@ public class RateLimitExceededException extends RateLimitException {
 	}
 
 	private static String detail(RateLimitPolicy policy, Decision decision) {
+		if (policy.algorithm() == Algorithm.CONCURRENCY && decision.origin() != Decision.Origin.PENALTY) {
+			return "Concurrency limit of policy '" + policy.name() + "' reached: " + policy.limit()
+					+ " requests in flight at most. Retry once one of them ended.";
+		}
 		return decision.exceedsCapacity()
 				? "Request exceeds the capacity of rate limit policy '" + policy.name() + "' and can never pass."
 				: "Rate limit of policy '" + policy.name() + "' exceeded. Retry after " + AppliedRateLimit.retryAfterSeconds(policy, decision)

@@ -37,7 +37,10 @@ public abstract class RateLimitException extends ErrorResponseException {
 	private static ProblemDetail problem(HttpStatus status, String detail, RateLimitPolicy policy, Decision decision) {
 		ProblemDetail problem = ProblemDetail.forStatusAndDetail(status, detail);
 		problem.setProperty("policy", policy.name());
-		problem.setProperty("retryAfter", AppliedRateLimit.retryAfterSeconds(policy, decision));
+		long retryAfter = AppliedRateLimit.retryAfterSeconds(policy, decision);
+		if (retryAfter > 0) {
+			problem.setProperty("retryAfter", retryAfter); // none for a concurrency limit: nothing says when
+		}
 		return problem;
 	}
 
@@ -59,8 +62,8 @@ public abstract class RateLimitException extends ErrorResponseException {
 
 	/**
 	 * Return the seconds the client is told to wait before retrying: the response's {@code Retry-After} and the
-	 * problem's {@code retryAfter}.
-	 * @return the seconds, at least 1
+	 * problem's {@code retryAfter}; 0 when nothing says (a concurrency limit's rejection), and neither is sent.
+	 * @return the seconds, at least 1, or 0
 	 * @since 0.2.0
 	 */
 	public long getRetryAfterSeconds() {
@@ -74,7 +77,7 @@ public abstract class RateLimitException extends ErrorResponseException {
 	 * @since 0.2.0
 	 */
 	public void applyRetryAfter(HttpHeaders headers) {
-		if (!headers.containsHeader(HttpHeaders.RETRY_AFTER)) {
+		if (!headers.containsHeader(HttpHeaders.RETRY_AFTER) && getRetryAfterSeconds() > 0) {
 			headers.set(HttpHeaders.RETRY_AFTER, Long.toString(getRetryAfterSeconds()));
 		}
 	}

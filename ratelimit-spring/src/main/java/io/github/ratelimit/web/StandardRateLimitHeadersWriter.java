@@ -4,6 +4,7 @@ import java.util.EnumSet;
 import java.util.List;
 import java.util.Set;
 
+import io.github.ratelimit.Algorithm;
 import io.github.ratelimit.CalendarWindow;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.RateLimitPolicy;
@@ -122,21 +123,29 @@ public class StandardRateLimitHeadersWriter implements RateLimitHeadersWriter {
 			if (this.styles.contains(RateLimitHeaderStyle.DRAFT_6)) {
 				headers.set(LIMIT, Long.toString(first.limit()));
 				headers.set(REMAINING, Long.toString(first.remaining()));
-				headers.set(RESET, Long.toString(first.resetAfterSeconds()));
+				if (!concurrent(shown.get(0))) {
+					headers.set(RESET, Long.toString(first.resetAfterSeconds()));
+				}
 			}
 			if (this.styles.contains(RateLimitHeaderStyle.X_RATELIMIT)) {
 				headers.set(X_LIMIT, Long.toString(first.limit()));
 				headers.set(X_REMAINING, Long.toString(first.remaining()));
-				headers.set(X_RESET, Long.toString(xReset(first)));
+				if (!concurrent(shown.get(0))) {
+					headers.set(X_RESET, Long.toString(xReset(first)));
+				}
 			}
 		}
 		if (this.styles.contains(RateLimitHeaderStyle.DRAFT_11) || this.styles.contains(RateLimitHeaderStyle.DRAFT_10)) {
-			writeDraft11(headers, shown, rejected ? retryAfter : Long.MAX_VALUE);
+			writeDraft11(headers, shown, (rejected && retryAfter > 0) ? retryAfter : Long.MAX_VALUE);
 		}
-		if (rejected) {
+		if (rejected && retryAfter > 0) { // none for a concurrency limit: a slot frees whenever a request ends
 			// Whatever is shown: a client turned away by an application-wide quota is still told when to retry.
 			headers.set(RETRY_AFTER, Long.toString(retryAfter));
 		}
+	}
+
+	private static boolean concurrent(AppliedRateLimit limit) {
+		return limit.policy().algorithm() == Algorithm.CONCURRENCY;
 	}
 
 	/** The limits whose state may be shown: not the application-wide quotas, unless configured. */
@@ -178,11 +187,17 @@ public class StandardRateLimitHeadersWriter implements RateLimitHeadersWriter {
 			StructuredFields.appendString(policies, policy.name());
 			// The capacity, as RateLimit-Limit: for the buckets the burst, which is what r counts down from.
 			StructuredFields.appendIntegerParameter(policies, "q", policy.capacity());
+			StructuredFields.appendString(states, policy.name());
+			StructuredFields.appendIntegerParameter(states, "r", limit.decision().remaining());
+			if (concurrent(limit)) {
+				// Slots in flight: no window, and no time when one frees (whenever a request ends).
+				policies.append(";qu=");
+				StructuredFields.appendString(policies, "concurrent-requests");
+				continue;
+			}
 			CalendarWindow calendar = policy.calendar();
 			StructuredFields.appendIntegerParameter(policies, "w", (calendar != null) ? calendar.nominalSeconds()
 					: Math.max(1, Durations.toSecondsRoundedUp(policy.windowMillis())));
-			StructuredFields.appendString(states, policy.name());
-			StructuredFields.appendIntegerParameter(states, "r", limit.decision().remaining());
 			StructuredFields.appendIntegerParameter(states, "t",
 					Math.min(retryAfter, limit.nextUnitAfterMillis() / 1000));
 		}
