@@ -26,7 +26,7 @@ import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
  * on condition that the count still holds it (a slot whose hold ended, dropped since, gives nothing back).
  * <li>A request that finds no room reads the item: slots older than the hold (their holder died) are dropped from
  * the map and from {@code n} in one write, on condition that their counts are unchanged, and the request is
- * decided again; else it is rejected.
+ * decided again, as it is when slots were given back since; else it is rejected.
  * </ul>
  * The map holds one entry per millisecond with a slot held, so at most the limit, which is at most
  * {@value #MOST_SLOTS} (checked at start-up): far below DynamoDB's 400 KB for an item.
@@ -105,7 +105,10 @@ final class ConcurrencyItems {
 		}
 		Slots slots = new Slots(item, now, hold);
 		if (slots.expired.isEmpty()) {
-			return done(rejected(policy, slots, now, cost));
+			// Read after the write failed: slots given back meanwhile leave room for another try.
+			return (slots.held + cost <= policy.limit())
+					? attempt(calls, policy, key, now, cost, deadline, attempt + 1)
+					: done(rejected(policy, slots, now, cost));
 		}
 		Map<String, String> names = new HashMap<>(NAMES);
 		Map<String, AttributeValue> values = new HashMap<>();
