@@ -170,6 +170,14 @@ public class PolicyProperties {
 	private @Nullable Long maxQueued;
 
 	/**
+	 * For the CONCURRENCY algorithm, which takes it instead of a window: how long a slot stays taken when its request
+	 * never gives it back (an instance that died mid-request), such as 30s or 5m, at most a day (default a minute).
+	 * Longer than the longest request: one that runs longer is logged at WARN. When not set, the annotation's hold
+	 * applies.
+	 */
+	private @Nullable String hold;
+
+	/**
 	 * Return these settings as one source of the policy's values, by the names the annotation and the
 	 * properties share: every setting, read generically, so that a new one needs no code here.
 	 * @param source the property prefix, such as {@code ratelimit.policies.orders}
@@ -249,6 +257,14 @@ public class PolicyProperties {
 
 	public void setMaxQueued(@Nullable Long maxQueued) {
 		this.maxQueued = maxQueued;
+	}
+
+	public @Nullable String getHold() {
+		return this.hold;
+	}
+
+	public void setHold(@Nullable String hold) {
+		this.hold = hold;
 	}
 
 	public @Nullable String getPenaltyGroup() {
