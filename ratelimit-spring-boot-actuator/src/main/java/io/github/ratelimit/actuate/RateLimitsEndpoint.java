@@ -404,7 +404,7 @@ public class RateLimitsEndpoint {
 	 * @param name the name
 	 * @param algorithm the algorithm
 	 * @param limit the limit
-	 * @param window the window
+	 * @param window the window; a concurrency limit's hold, how long a slot a request never gave back stays taken
 	 * @param burst the burst of the bucket algorithms
 	 * @param failureMode the failure mode
 	 * @param mode whether it rejects ({@code ENFORCE}) or only reports ({@code SHADOW}) (since 0.2.0)

@@ -123,16 +123,13 @@ public class StandardRateLimitHeadersWriter implements RateLimitHeadersWriter {
 			if (this.styles.contains(RateLimitHeaderStyle.DRAFT_6)) {
 				headers.set(LIMIT, Long.toString(first.limit()));
 				headers.set(REMAINING, Long.toString(first.remaining()));
-				if (!concurrent(shown.get(0))) {
-					headers.set(RESET, Long.toString(first.resetAfterSeconds()));
-				}
+				// A concurrency limit's: when every slot now held is back, its request ended or not (at most a hold).
+				headers.set(RESET, Long.toString(first.resetAfterSeconds()));
 			}
 			if (this.styles.contains(RateLimitHeaderStyle.X_RATELIMIT)) {
 				headers.set(X_LIMIT, Long.toString(first.limit()));
 				headers.set(X_REMAINING, Long.toString(first.remaining()));
-				if (!concurrent(shown.get(0))) {
-					headers.set(X_RESET, Long.toString(xReset(first)));
-				}
+				headers.set(X_RESET, Long.toString(xReset(first)));
 			}
 		}
 		if (this.styles.contains(RateLimitHeaderStyle.DRAFT_11) || this.styles.contains(RateLimitHeaderStyle.DRAFT_10)) {

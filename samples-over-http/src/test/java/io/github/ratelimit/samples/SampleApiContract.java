@@ -1,9 +1,13 @@
 package io.github.ratelimit.samples;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 
 import com.jayway.jsonpath.DocumentContext;
 import com.jayway.jsonpath.JsonPath;
@@ -168,6 +172,51 @@ abstract class SampleApiContract extends RateLimitedRoutesContract {
 		assertThat(problem.<String>read("$.policy")).isEqualTo("login");
 		assertThat(problem.<Number>read("$.retryAfter").longValue()).isEqualTo(retryAfter);
 		assertThat(login(newAddress(), "wrong").statusCode()).as("another address").isEqualTo(401);
+	}
+
+	@Test
+	void aClientRunsTwoRendersAtOnceAndAThirdPassesOnceOneEnded() throws Exception {
+		String address = newAddress();
+		List<CompletableFuture<HttpResponse<String>>> running = new ArrayList<>();
+		for (int i = 0; i < 2; i++) {
+			running.add(CompletableFuture.supplyAsync(() -> getUnchecked(this.sample, "/api/v1/renders?millis=3000",
+					address)));
+		}
+		// Both are in flight once the third is rejected (while fewer than two run, it passes and ends at once).
+		HttpResponse<String> third;
+		long deadline = System.nanoTime() + Duration.ofSeconds(3).toNanos();
+		do {
+			third = get(this.sample, "/api/v1/renders?millis=0", address);
+		}
+		while (third.statusCode() == 200 && System.nanoTime() < deadline);
+		assertThat(third.statusCode()).as(third.body()).isEqualTo(429);
+		assertThat(third.headers().firstValue("Retry-After")).as("nothing says when one ends").isEmpty();
+		assertThat(header(third, "RateLimit-Limit")).isEqualTo("2");
+		assertThat(Long.parseLong(header(third, "RateLimit-Reset"))).as("every slot back within the hold")
+			.isBetween(1L, 60L);
+		DocumentContext problem = JsonPath.parse(third.body());
+		assertThat(problem.<String>read("$.policy")).isEqualTo("renders");
+		assertThat(problem.<String>read("$.detail")).contains("Concurrency limit of policy 'renders'");
+		for (CompletableFuture<HttpResponse<String>> render : running) {
+			assertThat(render.join().statusCode()).isEqualTo(200);
+		}
+		assertThat(get(this.sample, "/api/v1/renders?millis=0", address).statusCode()).as("both ended")
+			.isEqualTo(200);
+		assertThat(get(this.sample, "/api/v1/renders?millis=0", newAddress()).statusCode()).as("another client")
+			.isEqualTo(200);
+	}
+
+	private HttpResponse<String> getUnchecked(SampleApp app, String path, String address) {
+		try {
+			return get(app, path, address);
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException(ex);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new IllegalStateException(ex);
+		}
 	}
 
 	@Test
