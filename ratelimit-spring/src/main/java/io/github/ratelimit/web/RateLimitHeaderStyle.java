@@ -1,7 +1,8 @@
 package io.github.ratelimit.web;
 
 /**
- * Which rate limit headers a response carries. {@code Retry-After} is sent on every rejection whatever the style.
+ * Which rate limit headers a response carries. {@code Retry-After} is sent on every rejection whatever the style,
+ * but a concurrency limit's, where nothing says when a request in flight ends.
  *
  * @since 0.1.0
  */
@@ -24,7 +25,8 @@ public enum RateLimitHeaderStyle {
 	 * (draft-ietf-httpapi-ratelimit-headers-11, RFC 9651 structured fields), listing every policy that applied, most
 	 * restrictive first. {@code t} is the <em>effective window</em>: the whole seconds within which no more than
 	 * {@code r} units can pass (until the available quota next grows), never more than {@code Retry-After} on a
-	 * rejection.
+	 * rejection. A concurrency limit is {@code "<name>";q=<limit>;qu="concurrent-requests"} and
+	 * {@code "<name>";r=<free slots>}: no window, and no time when a slot frees.
 	 * @since 0.2.0
 	 */
 	DRAFT_11,

@@ -15,7 +15,8 @@ import org.springframework.http.HttpHeaders;
 
 /**
  * Writes the rate limit headers in one or more {@linkplain RateLimitHeaderStyle styles} on every response of a limited
- * endpoint, and {@code Retry-After} (delay-seconds, at least 1) on every rejection. The default style is
+ * endpoint, and {@code Retry-After} (delay-seconds, at least 1) on every rejection but a concurrency limit's, where
+ * nothing says when a request in flight ends. The default style is
  * {@link RateLimitHeaderStyle#DRAFT_6}: {@code RateLimit-Limit}, {@code RateLimit-Remaining} and
  * {@code RateLimit-Reset} (delay-seconds until the full capacity is back, rounded up).
  * <p>
