@@ -79,7 +79,7 @@ final class ConcurrencyItems {
 				if (taken.applied()) {
 					// What is left is the limit less the slots still held: n may still count some whose hold ended.
 					Slots slots = new Slots(taken.attributes(), now, hold);
-					long next = slots.live.isEmpty() ? hold : slots.live.get(0)[0] + hold - now;
+					long next = slots.live.isEmpty() ? hold : Math.min(hold, slots.live.get(0)[0] + hold - now);
 					return done(Decision.allowed(limit, Math.max(0, limit - slots.held), hold, next));
 				}
 				// No room, or no item: read it (the condition's failure may have returned it already).
@@ -141,10 +141,11 @@ final class ConcurrencyItems {
 				break;
 			}
 		}
-		long reset = slots.live.isEmpty() ? 0 : slots.live.get(slots.live.size() - 1)[0] + hold - now;
-		long next = slots.live.isEmpty() ? hold : slots.live.get(0)[0] + hold - now;
+		// Another instance's clock may run ahead of this one's: no slot is held longer than a hold from now.
+		long reset = slots.live.isEmpty() ? 0 : Math.min(hold, slots.live.get(slots.live.size() - 1)[0] + hold - now);
+		long next = slots.live.isEmpty() ? hold : Math.min(hold, slots.live.get(0)[0] + hold - now);
 		return Decision.rejected(limit, Math.max(0, limit - slots.held), reset,
-				(cost > limit) ? Decision.NEVER : Math.max(1, retry), next);
+				(cost > limit) ? Decision.NEVER : Math.max(1, Math.min(hold, retry)), next);
 	}
 
 	/** Give a slot back: from {@code n} and from its millisecond's count, if that still holds it. */

@@ -38,6 +38,7 @@ import org.springframework.security.web.SecurityFilterChain;
 import org.springframework.security.web.server.SecurityWebFilterChain;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.RestController;
+import org.springframework.web.context.request.async.DeferredResult;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -70,6 +71,8 @@ class ConcurrencyLimitIntegrationTests {
 	void inMemoryFortyConcurrentRequestsNeverRunMoreThanTheLimit() throws Exception {
 		try (ConfigurableApplicationContext app = mvc("--ratelimit.store=memory")) {
 			burst(List.of(app));
+			rejectedByARateLimit(app);
+			timedOut(app);
 		}
 	}
 
@@ -82,6 +85,7 @@ class ConcurrencyLimitIntegrationTests {
 					"--ratelimit.redis.key-prefix=concurrency-" + System.nanoTime() };
 			try (ConfigurableApplicationContext first = mvc(store); ConfigurableApplicationContext second = mvc(store)) {
 				burst(List.of(first, second));
+				rejectedByARateLimit(second);
 				deadInstance(first, second);
 			}
 		}
@@ -99,6 +103,7 @@ class ConcurrencyLimitIntegrationTests {
 					"--ratelimit.dynamodb.table=concurrency-" + System.nanoTime(), "--ratelimit.dynamodb.timeout=10s" };
 			try (ConfigurableApplicationContext first = mvc(store); ConfigurableApplicationContext second = mvc(store)) {
 				burst(List.of(first, second));
+				rejectedByARateLimit(second);
 				deadInstance(first, second);
 			}
 		}
@@ -161,6 +166,27 @@ class ConcurrencyLimitIntegrationTests {
 		}
 	}
 
+	/** A request that the method's rate limit rejects holds no slot of its concurrency limit: all or nothing. */
+	private void rejectedByARateLimit(ConfigurableApplicationContext app) throws Exception {
+		HttpRequest both = HttpRequest.newBuilder(uri(app, "/both")).build();
+		assertThat(this.client.send(both, HttpResponse.BodyHandlers.ofString()).statusCode()).isEqualTo(200);
+		for (int i = 0; i < 4; i++) {
+			HttpResponse<String> rejected = this.client.send(both, HttpResponse.BodyHandlers.ofString());
+			assertThat(rejected.statusCode()).isEqualTo(429);
+			assertThat(rejected.body()).contains("\"policy\":\"once\"");
+		}
+		assertThat(remaining(app, "both")).isEqualTo(3);
+	}
+
+	/** An asynchronous request that times out gives its slot back when the container completes it. */
+	private void timedOut(ConfigurableApplicationContext app) throws Exception {
+		HttpRequest deferred = HttpRequest.newBuilder(uri(app, "/deferred")).build();
+		for (int i = 0; i < 2; i++) {
+			assertThat(this.client.send(deferred, HttpResponse.BodyHandlers.ofString()).statusCode()).isEqualTo(503);
+			await().atMost(Duration.ofSeconds(5)).until(() -> remaining(app, "deferred") == 1);
+		}
+	}
+
 	/**
 	 * Slots taken by an instance that died before giving them back (taken in the store as it would, never given
 	 * back): the other instance rejects until their hold of 3 seconds passed, then admits.
@@ -206,7 +232,7 @@ class ConcurrencyLimitIntegrationTests {
 
 	@Configuration(proxyBeanMethods = false)
 	@EnableAutoConfiguration
-	@Import(SlowController.class)
+	@Import({ SlowController.class, BothController.class })
 	static class ServletApplication {
 
 		/** Spring Security is on this module's test class path: everything is open. */
@@ -234,6 +260,25 @@ class ConcurrencyLimitIntegrationTests {
 			finally {
 				inFlight.decrementAndGet();
 			}
+		}
+
+	}
+
+	@RestController
+	static class BothController {
+
+		@GetMapping("/both")
+		@RateLimited(name = "once", limit = 1, window = "1h")
+		@RateLimited(name = "both", algorithm = Algorithm.CONCURRENCY, limit = 3)
+		String both() {
+			return "both";
+		}
+
+		/** Never completed: Spring MVC times it out after 200 ms, answering 503. */
+		@GetMapping("/deferred")
+		@RateLimited(name = "deferred", algorithm = Algorithm.CONCURRENCY, limit = 1)
+		DeferredResult<String> deferred() {
+			return new DeferredResult<>(200L);
 		}
 
 	}
