@@ -8,6 +8,7 @@ import java.util.Set;
 import java.util.stream.Collectors;
 
 import io.github.ratelimit.TimeSource;
+import io.github.ratelimit.client.OutboundRateLimits;
 import io.github.ratelimit.engine.FilterDefinition;
 import io.github.ratelimit.engine.HeavyHitters;
 import io.github.ratelimit.engine.PolicyCatalog;
@@ -158,6 +159,19 @@ class RateLimitEngineConfiguration {
 		@ConditionalOnMissingBean
 		RateLimitRefreshListener rateLimitRefreshListener(RuntimeChanges changes, Environment environment) {
 			return new RateLimitRefreshListener(changes, environment);
+		}
+
+	}
+
+	/** Limits on the calls the application makes, with the client module. */
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass(OutboundRateLimits.class)
+	static class OutboundConfiguration {
+
+		@Bean
+		@ConditionalOnMissingBean
+		OutboundRateLimits outboundRateLimits(RateLimitEngine engine, RuntimeChanges changes) {
+			return new OutboundRateLimits(engine, changes);
 		}
 
 	}

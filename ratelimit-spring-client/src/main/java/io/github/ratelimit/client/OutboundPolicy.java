@@ -7,7 +7,9 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 
+import io.github.ratelimit.Algorithm;
 import io.github.ratelimit.RateLimitPolicy;
+import io.github.ratelimit.engine.InvalidRateLimitPolicyException;
 import io.github.ratelimit.engine.PolicySpec;
 import io.github.ratelimit.engine.PolicyValues;
 import io.github.ratelimit.engine.RateLimitEngine;
@@ -57,6 +59,11 @@ final class OutboundPolicy {
 		this.changes = changes;
 		this.name = name;
 		this.spec = engine.catalog().declare(name, "outbound calls under policy '" + name + "'", PolicyValues.NONE);
+		if (this.spec != null && this.spec.policy().algorithm() == Algorithm.CONCURRENCY) {
+			throw new InvalidRateLimitPolicyException(name, "'algorithm' CONCURRENCY cannot limit outbound calls: a "
+					+ "call's slot would be given back as soon as it was taken; use a rate (FIXED, SLIDING_LOG, "
+					+ "TOKEN_BUCKET, ...)");
+		}
 		this.declaredLimit = (this.spec != null) ? this.spec.policy().limit() : 0;
 	}
 
@@ -126,8 +133,15 @@ final class OutboundPolicy {
 		if (changes == null) {
 			return;
 		}
-		double perWindow = quota.perSecond() * policy.windowMillis() / 1000.0;
-		long target = (long) Math.max(1, Math.min(this.declaredLimit, Math.floor(perWindow)));
+		long perWindow;
+		try {
+			perWindow = Math.multiplyExact(quota.limit(), policy.windowMillis())
+					/ Math.multiplyExact(quota.windowSeconds(), 1000L);
+		}
+		catch (ArithmeticException ex) {
+			perWindow = (long) Math.floor(quota.perSecond() * policy.windowMillis() / 1000.0);
+		}
+		long target = Math.max(1, Math.min(this.declaredLimit, perWindow));
 		if (target == policy.limit()) {
 			return;
 		}

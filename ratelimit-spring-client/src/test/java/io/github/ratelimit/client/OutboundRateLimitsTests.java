@@ -69,6 +69,7 @@ class OutboundRateLimitsTests {
 		Map<String, PolicyValues> policies = new LinkedHashMap<>();
 		policies.put("partner", values("partner", "limit", 3, "window", "1h"));
 		policies.put("paced", values("paced", "limit", 10, "window", "1m"));
+		policies.put("slots", values("slots", "limit", 10, "algorithm", "CONCURRENCY"));
 		this.catalog = PolicyCatalog.builder().policies(policies).build();
 		RateLimitEngine engine = RateLimitEngine.builder(this.catalog,
 				RateLimiter.builder(InMemoryRateLimitStore.builder().build()).build(),
@@ -170,10 +171,13 @@ class OutboundRateLimitsTests {
 	}
 
 	@Test
-	void aPolicyNotConfiguredFailsNamingTheProperty() {
+	void aPolicyNotConfiguredOrAConcurrencyLimitFailsNamingIt() {
 		assertThatExceptionOfType(InvalidRateLimitPolicyException.class)
 			.isThrownBy(() -> this.limits.interceptor("nowhere"))
 			.withMessageContaining("ratelimit.policies.nowhere.limit");
+		assertThatExceptionOfType(InvalidRateLimitPolicyException.class)
+			.isThrownBy(() -> this.limits.interceptor("slots"))
+			.withMessageContaining("CONCURRENCY cannot limit outbound calls");
 	}
 
 	@Test
