@@ -14,6 +14,8 @@ import io.github.ratelimit.RateLimitPolicy;
  * is none).
  * <li>Bound: exact, {@code ≤ L} in every half-open interval of length {@code W}.
  * </ul>
+ * An entry whose units are all given back is removed, so the log holds only entries that hold units.
+ * <p>
  * Memory: an entry takes 16 bytes, in two arrays that double as the log grows and do not shrink while the key is
  * held, so a key holding up to {@code n ≤ min(L, W, admitted requests in a window)} entries takes at most about
  * {@code 32·n} bytes on top of its fixed couple of hundred. Unlike the other algorithms this grows with the limit, and
@@ -23,6 +25,9 @@ import io.github.ratelimit.RateLimitPolicy;
  * Mirrored by {@code sliding-log.lua}.
  */
 final class SlidingLog extends KeyState {
+
+	/** How much later than its clock read an admission may have been logged (another's, merged): a moment. */
+	private static final long MAX_LOGGED_LATER_MILLIS = 1_000;
 
 	private long[] times = new long[4];
 
@@ -34,6 +39,9 @@ final class SlidingLog extends KeyState {
 	private int size;
 
 	private long sum;
+
+	/** Entries up to this time have left the window: a refund of an admission at or before it gives nothing. */
+	private long cutoff = Long.MIN_VALUE;
 
 	SlidingLog(String key) {
 		super(key);
@@ -51,6 +59,7 @@ final class SlidingLog extends KeyState {
 			this.head = (this.head + 1) % this.times.length;
 			this.size--;
 		}
+		this.cutoff = Math.max(this.cutoff, now - window);
 		if (cost <= limit && this.sum + cost <= limit) {
 			append(now, cost);
 			return Decision.allowed(policy.capacity(), limit - this.sum, newest() + window - now,
@@ -107,20 +116,44 @@ final class SlidingLog extends KeyState {
 
 	@Override
 	void refund(RateLimitPolicy policy, long at, long cost) {
-		// Refunds are of recent admissions: search from the newest. An entry left at 0 units is harmless.
+		if (at <= this.cutoff) {
+			return; // its window has passed: the units came back then
+		}
+		// Its own entry, else the earliest after it that holds units: a clock read before the key's lock ran behind
+		// another admission's, which logged this one at its later time (at most a moment later). Refunds are of
+		// recent admissions: search from the newest.
+		int found = -1;
 		for (int i = this.size - 1; i >= 0; i--) {
 			int index = (this.head + i) % this.times.length;
 			long time = this.times[index];
-			if (time == at) {
-				long back = Math.min(cost, this.costs[index]);
-				this.costs[index] -= back;
-				this.sum -= back;
-				return;
-			}
 			if (time < at) {
-				return;
+				break;
+			}
+			if (time - at <= MAX_LOGGED_LATER_MILLIS && this.costs[index] > 0) {
+				found = i;
 			}
 		}
+		if (found < 0) {
+			return;
+		}
+		int index = (this.head + found) % this.times.length;
+		long back = Math.min(cost, this.costs[index]);
+		this.costs[index] -= back;
+		this.sum -= back;
+		if (this.costs[index] == 0) {
+			remove(found); // so that the log holds only entries that hold units: a concurrency limit's slots
+		}
+	}
+
+	/** Remove the {@code i}-th entry from the oldest, keeping the others in order. */
+	private void remove(int i) {
+		for (int j = i; j < this.size - 1; j++) {
+			int to = (this.head + j) % this.times.length;
+			int from = (this.head + j + 1) % this.times.length;
+			this.times[to] = this.times[from];
+			this.costs[to] = this.costs[from];
+		}
+		this.size--;
 	}
 
 	@Override

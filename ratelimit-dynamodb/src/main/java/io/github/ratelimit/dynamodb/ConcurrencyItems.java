@@ -125,8 +125,10 @@ final class ConcurrencyItems {
 		}
 		values.put(":dropped", DynamoDbCalls.number(-dropped));
 		names.remove("#t");
+		// Slots dropped are progress, not a conflict: only a failed drop counts as an attempt.
 		return calls.update(pk, "ADD #n :dropped" + remove, unchanged.toString(), names, values, deadline)
-			.thenCompose((ignored) -> attempt(calls, policy, key, now, cost, deadline, attempt + 1));
+			.thenCompose((drop) -> attempt(calls, policy, key, now, cost, deadline,
+					drop.applied() ? attempt : attempt + 1));
 	}
 
 	private static Decision rejected(RateLimitPolicy policy, Slots slots, long now, long cost) {

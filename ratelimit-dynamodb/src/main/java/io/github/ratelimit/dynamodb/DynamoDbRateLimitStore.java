@@ -31,8 +31,8 @@ import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
  * <li>{@link Algorithm#SLIDING_COUNTER}: the same, plus one read per key and window for the previous window's count.
  * <li>{@link Algorithm#TOKEN_BUCKET} and {@link Algorithm#LEAKY_BUCKET}: a strongly consistent read, then a
  * conditional write when the request passes (a rejection writes nothing); retried on a conflicting write.
- * <li>{@link Algorithm#CONCURRENCY}: the slots held in one item per key, a strongly consistent read, then a
- * conditional write when a slot is free; giving a slot back is one conditional update. At most 1,000 slots.
+ * <li>{@link Algorithm#CONCURRENCY}: the slots held in one item per key; taking a slot is one conditional update
+ * (a strongly consistent read only when it finds no room), giving it back is one more. At most 1,000 slots.
  * <li>{@link Algorithm#SLIDING_LOG} is not supported: its log would be rewritten on every request. Policies using it
  * fail at start-up ({@link #checkSupported}).
  * </ul>

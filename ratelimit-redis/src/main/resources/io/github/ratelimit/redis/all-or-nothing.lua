@@ -384,8 +384,7 @@ end
 
 local function log_settle(log, summary, at, window, change)
   -- Of recent admissions: search from the newest entry. An admission still in the window whose own entry is gone was
-  -- merged (log_merge_surplus): the first entry, at the time of the newest it merged, holds it. An entry left at 0
-  -- units is harmless.
+  -- merged (log_merge_surplus): the first entry, at the time of the newest it merged, holds it.
   local state = redis.call('GET', summary)
   if not (state and #state == 40) then
     return
@@ -412,10 +411,29 @@ local function log_settle(log, summary, at, window, change)
     return
   end
   local delta = change(units)
-  redis.call('LSET', log, index, units + delta)
   sum = sum + delta
-  if time == newest then
-    newest_cost = newest_cost + delta
+  if units + delta > 0 then
+    redis.call('LSET', log, index, units + delta)
+    if time == newest then
+      newest_cost = newest_cost + delta
+    end
+  else
+    -- All given back: the entry goes, so that the log holds only entries that hold units (a concurrency limit's
+    -- slots). The only non-numbers in the list are these two marks.
+    redis.call('LSET', log, index - 1, 'x')
+    redis.call('LSET', log, index, 'x')
+    redis.call('LREM', log, 2, 'x')
+    if redis.call('LLEN', log) == 0 then
+      redis.call('DEL', log, summary)
+      return
+    end
+    if time == newest then
+      local last = redis.call('LRANGE', log, -2, -1)
+      newest, newest_cost = tonumber(last[1]), tonumber(last[2])
+    end
+    if time == oldest then
+      oldest = tonumber(redis.call('LINDEX', log, 0))
+    end
   end
   redis.call('SET', summary, struct.pack('ddddd', sum, oldest, newest, newest_cost, expires), 'KEEPTTL')
 end

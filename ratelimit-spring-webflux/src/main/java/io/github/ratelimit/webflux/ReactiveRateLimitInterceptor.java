@@ -2,6 +2,7 @@ package io.github.ratelimit.webflux;
 
 import java.lang.reflect.Method;
 import java.util.List;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicReference;
@@ -88,10 +89,22 @@ public final class ReactiveRateLimitInterceptor implements MethodInterceptor {
 			RateLimitRequest request = RateLimitWebFilter.request(context);
 			Mono<?> principal = (request instanceof ExchangeRateLimitRequest exchange)
 					? SecurityPrincipal.current().doOnNext(exchange::setPrincipal) : Mono.empty();
+			AtomicReference<@Nullable CompletionStage<RateLimitOutcome>> deciding = new AtomicReference<>();
 			return principal
 				.then(RequestThread.resume((request instanceof ExchangeRateLimitRequest current) ? current.exchange()
-						: null, () -> this.engine.decideMethodAsync(method, targetClass, deferred.getArguments(),
-								request)))
+						: null, () -> {
+							CompletionStage<RateLimitOutcome> decision = this.engine.decideMethodAsync(method,
+									targetClass, deferred.getArguments(), request);
+							deciding.set(decision);
+							return decision;
+						}))
+				// Cancelled while the store decided: a slot it takes is given back once it is known.
+				.doOnCancel(() -> {
+					CompletionStage<RateLimitOutcome> decision = deciding.get();
+					if (decision != null) {
+						decision.thenAccept(this.engine.settlement()::release);
+					}
+				})
 				.flatMapMany((outcome) -> proceed(deferred, adapter, outcome, request));
 		});
 		if (adapter == null) {
@@ -152,10 +165,15 @@ public final class ReactiveRateLimitInterceptor implements MethodInterceptor {
 	private Flux<Object> settledWhenEnded(Flux<Object> produced, RateLimitOutcome outcome,
 			@Nullable RateLimitRequest request, Method method, boolean singleValued) {
 		boolean settlesCosts = this.engine.settlement().settlesCosts(outcome);
-		if (!settlesCosts && request != null) {
+		boolean holdsSlots = this.engine.settlement().holdsSlots(outcome);
+		if (!settlesCosts && !holdsSlots && request != null) {
 			return produced;
 		}
 		Flux<Object> settled = produced;
+		if (holdsSlots) {
+			// The method's work is done however its result ended, a cancel included: its slots are free.
+			settled = settled.doFinally((signal) -> this.engine.settlement().release(outcome));
+		}
 		if (request == null) {
 			// Before the caller learns the outcome, so that what it does next finds the units given back.
 			settled = settled.doOnError((ex) -> settle(outcome, null, method, ex))

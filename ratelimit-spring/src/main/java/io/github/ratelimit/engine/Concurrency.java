@@ -75,7 +75,8 @@ final class Concurrency {
 
 	/**
 	 * Refuse what cannot apply to a slot: a slot is one request, held while it runs, so it has no cost, nothing to
-	 * settle or count by outcome, no burst, and no turn to wait for or key to lock out.
+	 * settle or count by outcome, no burst, and no turn to wait for or key to lock out; nor a tenant's own limits,
+	 * which may count by a window.
 	 * @throws InvalidRateLimitPolicyException naming the first attribute that is set
 	 */
 	static void check(PolicySources values, String name, String where) {
@@ -84,7 +85,7 @@ final class Concurrency {
 			throw PolicyParser.invalid(name, where, "'cost' does not apply to CONCURRENCY: a request in flight holds "
 					+ "one slot, but was '" + cost + "'" + values.fromProperty("'cost'"));
 		}
-		for (String attribute : List.of("burst", "count-on", "settle", "penalty", "max-wait", "zone")) {
+		for (String attribute : List.of("burst", "count-on", "settle", "penalty", "max-wait", "zone", "tenant")) {
 			if (values.raw(attribute) != null) {
 				throw PolicyParser.invalid(name, where, "'" + attribute + "' does not apply to CONCURRENCY, whose "
 						+ "slots are held while their requests run and given back when they end, whatever the outcome"

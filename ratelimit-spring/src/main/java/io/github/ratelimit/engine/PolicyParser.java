@@ -274,6 +274,10 @@ final class PolicyParser {
 			CalendarWindow calendar = policy.calendar();
 			Object window = (calendar != null) ? calendar : policy.window();
 			Object planWindow = change.get("window");
+			if (planWindow != null && policy.algorithm() == Algorithm.CONCURRENCY) {
+				throw invalid(policy.name(), where, "'window' does not apply to CONCURRENCY: a plan changes its limit "
+						+ "(from " + change.source() + ")");
+			}
 			if (planWindow != null) {
 				// A plan's 1d, 1w or 1M follows the policy's zone; any other window of it counts from the epoch.
 				CalendarWindow.Period period = calendarPeriod(planWindow.toString().trim(), calendar != null);

@@ -46,8 +46,31 @@ public final class RateLimitSettlement {
 		held.settleCosts((failure == null) ? result : null, Settlements.reported(request), failure == null);
 		if (!Settlements.defer(request, held)) {
 			held.settle(() -> CountOn.statusOf(method, result, failure)).toCompletableFuture().join();
-			held.release();
 		}
+		held.release(); // the method is done: a concurrency limit's slot is free for the next call
+	}
+
+	/**
+	 * Return whether an outcome holds slots of concurrency limits, which {@link #release} gives back: what a stack
+	 * asks before it arranges to call it when the method's result ends.
+	 * @param outcome the method layer's outcome
+	 * @return whether {@link #release} has anything to do
+	 * @since 0.5.0
+	 */
+	public boolean holdsSlots(RateLimitOutcome outcome) {
+		return outcome.held().releasesAtEnd();
+	}
+
+	/**
+	 * Give back the slots of the concurrency limits an admitted method holds, once its result ended however it ended
+	 * (completed, failed, cancelled), without waiting for the store. Given back once: later calls, and the web
+	 * stack's at the end of the request, do nothing.
+	 * @param outcome the method layer's outcome
+	 * @return a stage that completes once given back; never exceptionally
+	 * @since 0.5.0
+	 */
+	public CompletionStage<Void> release(RateLimitOutcome outcome) {
+		return outcome.held().release();
 	}
 
 	/**

@@ -31,6 +31,9 @@ final class Settlements {
 
 	private final List<LayerHold> holds = new ArrayList<>(2);
 
+	/** Whether the request ended and its slots were given back: a layer decided later gives its own back at once. */
+	private boolean released;
+
 	/** Holds whose costs are settled at the end, each with what its method returned. */
 	private final List<Served> served = new ArrayList<>(1);
 
@@ -55,8 +58,13 @@ final class Settlements {
 		}
 		// Layers of one request may finish on different threads (two calls of a reactive request, zipped).
 		synchronized (request) {
-			of(request).holds.add(held);
+			Settlements settlements = of(request);
+			if (!settlements.released) {
+				settlements.holds.add(held);
+				return true;
+			}
 		}
+		held.release(); // decided after the request ended (a client that went away while the store answered)
 		return true;
 	}
 
@@ -78,8 +86,11 @@ final class Settlements {
 			if (held.settlesCosts()) {
 				settlements.served.add(new Served(held, result));
 			}
-			if (held.countsByOutcome() || held.releasesAtEnd()) {
+			if ((held.countsByOutcome() || held.releasesAtEnd()) && !settlements.released) {
 				settlements.holds.add(held);
+			}
+			else if (settlements.released) {
+				held.release();
 			}
 		}
 		return true;
@@ -144,12 +155,13 @@ final class Settlements {
 	 * @return a stage that completes once given back; never exceptionally
 	 */
 	static CompletionStage<Void> release(RateLimitRequest request) {
-		Settlements settlements = (Settlements) request.getAttribute(ATTRIBUTE);
-		if (settlements == null) {
-			return CompletableFuture.completedFuture(null);
+		Settlements settlements;
+		synchronized (request) {
+			settlements = of(request);
 		}
 		List<LayerHold> holds;
 		synchronized (request) {
+			settlements.released = true;
 			holds = List.copyOf(settlements.holds);
 		}
 		List<CompletableFuture<Void>> released = new ArrayList<>(1);

@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 
 import io.github.ratelimit.Algorithm;
 import io.github.ratelimit.RateLimitPolicy;
@@ -100,19 +101,36 @@ class ConcurrencyLimitTests {
 	}
 
 	@Test
-	void theWebStackGivesTheSlotBackWhenTheRequestEndsNotWhenTheMethodReturns() throws Exception {
+	void aMethodGivesItsSlotBackWhenItReturnsAndAnAsynchronousResultWhenItsRequestEnds() throws Exception {
 		Method report = Api.class.getMethod("report");
 		MockRateLimitRequest request = request();
 		this.engine.settlement().settledByStack(request);
-		RateLimitOutcome outcome = decide(report, request);
-		this.engine.settlement().settle(outcome, request, report, "streaming", null);
-		assertThat(this.store.peek(policy("report"), CLIENT).remaining()).as("the response is still written").isOne();
-		this.engine.settlement().settleRequestAsync(request, 200).toCompletableFuture().join();
+		RateLimitOutcome returned = decide(report, request);
+		this.engine.settlement().settle(returned, request, report, "done", null);
+		assertThat(this.store.peek(policy("report"), CLIENT).remaining()).as("its work is done").isEqualTo(2);
+
+		MockRateLimitRequest streaming = request();
+		this.engine.settlement().settledByStack(streaming);
+		RateLimitOutcome outcome = decide(report, streaming);
+		this.engine.settlement().settleWhenRequestCompletes(outcome, streaming, report, new CompletableFuture<>());
+		assertThat(this.store.peek(policy("report"), CLIENT).remaining()).as("its result is still served").isOne();
+		this.engine.settlement().settleRequestAsync(streaming, 200).toCompletableFuture().join();
 		assertThat(this.store.peek(policy("report"), CLIENT).remaining()).as("committed, not ended").isOne();
-		this.engine.settlement().releaseRequestAsync(request).toCompletableFuture().join();
+		this.engine.settlement().releaseRequestAsync(streaming).toCompletableFuture().join();
 		assertThat(this.store.peek(policy("report"), CLIENT).remaining()).isEqualTo(2);
-		this.engine.settlement().releaseRequestAsync(request).toCompletableFuture().join();
+		this.engine.settlement().releaseRequestAsync(streaming).toCompletableFuture().join();
 		assertThat(this.store.peek(policy("report"), CLIENT).remaining()).as("given back once").isEqualTo(2);
+	}
+
+	@Test
+	void aLayerDecidedAfterItsRequestEndedGivesItsSlotBackAtOnce() throws Exception {
+		Method report = Api.class.getMethod("report");
+		MockRateLimitRequest request = request();
+		this.engine.settlement().settledByStack(request);
+		this.engine.settlement().releaseRequestAsync(request).toCompletableFuture().join(); // the client went away
+		RateLimitOutcome late = decide(report, request); // the store answered after that
+		this.engine.settlement().settleAsync(late, request, report, null, null).toCompletableFuture().join();
+		assertThat(this.store.peek(policy("report"), CLIENT).remaining()).isEqualTo(2);
 	}
 
 	@Test
@@ -131,8 +149,9 @@ class ConcurrencyLimitTests {
 		refused.put("penalty", "'penalty' does not apply to CONCURRENCY");
 		refused.put("max-wait", "'max-wait' does not apply to CONCURRENCY");
 		refused.put("lease", "'lease' cannot apply to CONCURRENCY");
+		refused.put("tenant", "'tenant' does not apply to CONCURRENCY");
 		Map<String, Object> bad = Map.of("window", "1m", "cost", "2", "count-on", java.util.List.of("4xx"), "penalty",
-				"1h", "max-wait", "1s", "lease", "5");
+				"1h", "max-wait", "1s", "lease", "5", "tenant", "'acme'");
 		refused.forEach((attribute, message) -> {
 			PolicyCatalog catalog = PolicyCatalog.builder()
 				.policies(Map.of("report", values("ratelimit.policies.report", attribute, bad.get(attribute))))
@@ -150,6 +169,12 @@ class ConcurrencyLimitTests {
 				.withMessageContaining("'" + hold + "'")
 				.withMessageContaining("(from ratelimit.policies.report.hold)");
 		}
+		PolicyCatalog plannedWindow = PolicyCatalog.builder()
+			.plans(Map.of("pro", Map.of("report", values("ratelimit.plans.pro.report", "window", "1h"))), null)
+			.build();
+		assertThatExceptionOfType(InvalidRateLimitPolicyException.class)
+			.isThrownBy(() -> plannedWindow.register(Api.class))
+			.withMessageContaining("'window' does not apply to CONCURRENCY: a plan changes its limit");
 		PolicyCatalog holdOnAWindow = PolicyCatalog.builder()
 			.policies(Map.of("once", values("ratelimit.policies.once", "hold", "1m")))
 			.build();
