@@ -983,6 +983,28 @@ public abstract class RateLimitStoreConformanceTests {
 	}
 
 	@Test
+	void slotsAllGivenBackLeaveNothingHeldWhateverTheirNumber() {
+		RateLimitPolicy policy = policy(Algorithm.CONCURRENCY, 3, Duration.ofMinutes(1));
+		assumeSupported(policy);
+		Acquisition slot = new Acquisition(policy, "k", 1);
+		Reservation kept = acquireAll(List.of(slot));
+		for (int i = 0; i < 200; i++) {
+			this.clock.advanceMillis(5);
+			Reservation taken = acquireAll(List.of(slot));
+			assertThat(taken.allowed()).isTrue();
+			refund(slot, taken.countedAt(0));
+		}
+		Decision one = this.store.peek(policy, "k");
+		assertThat(one.remaining()).isEqualTo(2);
+		assertThat(one.resetAfterMillis()).as("the one slot held, taken a second ago")
+			.isEqualTo(Duration.ofMinutes(1).minusSeconds(1).toMillis());
+		refund(slot, kept.countedAt(0));
+		Decision none = this.store.peek(policy, "k");
+		assertThat(none.remaining()).isEqualTo(3);
+		assertThat(none.resetAfterMillis()).as("nothing held").isZero();
+	}
+
+	@Test
 	void concurrentHoldersNeverHoldMoreThanTheLimit() {
 		RateLimitPolicy policy = policy(Algorithm.CONCURRENCY, 3, Duration.ofMinutes(1));
 		assumeSupported(policy);
