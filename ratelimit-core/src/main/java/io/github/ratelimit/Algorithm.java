@@ -71,4 +71,23 @@ public enum Algorithm {
 		return this == SLIDING_LOG || this == CONCURRENCY;
 	}
 
+	/** Why a policy of an algorithm that {@link #keepsLog() keeps a log} cannot lease blocks. */
+	String leaseRefusal() {
+		return (this == CONCURRENCY)
+				? "'lease' cannot apply to CONCURRENCY: a slot is held by one request until it ends, and cannot be "
+						+ "taken ahead by an instance; drop 'lease'"
+				: "'lease' cannot apply to SLIDING_LOG, which keeps the time of each admission: units taken ahead in "
+						+ "a block would be logged at the wrong time. Use SLIDING_COUNTER, FIXED or a bucket to lease "
+						+ "blocks, or drop 'lease'";
+	}
+
+	/** Refuse more slots than a concurrency limit can count: it keeps an entry per slot held, read by decisions. */
+	void checkSlots(long limit) {
+		if (this == CONCURRENCY && limit > RateLimitPolicy.MAX_SLIDING_LOG_ENTRIES) {
+			throw new IllegalArgumentException("'limit' must be at most " + RateLimitPolicy.MAX_SLIDING_LOG_ENTRIES
+					+ " for CONCURRENCY, which keeps an entry per slot held (each decision may read them all), but was "
+					+ limit);
+		}
+	}
+
 }

@@ -101,14 +101,8 @@ public final class RateLimitPolicy {
 		if (lease < LEASE_AUTO) {
 			throw new IllegalArgumentException("'lease' must be 'auto' or a number of units of at least 1 but was " + lease);
 		}
-		if (this.algorithm == Algorithm.CONCURRENCY) {
-			throw new IllegalArgumentException("'lease' cannot apply to CONCURRENCY: a slot is held by one request "
-					+ "until it ends, and cannot be taken ahead by an instance; drop 'lease'");
-		}
-		if (this.algorithm == Algorithm.SLIDING_LOG) {
-			throw new IllegalArgumentException("'lease' cannot apply to SLIDING_LOG, which keeps the time of each "
-					+ "admission: units taken ahead in a block would be logged at the wrong time. Use SLIDING_COUNTER, "
-					+ "FIXED or a bucket to lease blocks, or drop 'lease'");
+		if (this.algorithm.keepsLog()) {
+			throw new IllegalArgumentException(this.algorithm.leaseRefusal());
 		}
 		long capacity = this.algorithm.isBucket() ? this.burst : this.limit;
 		if (lease > capacity) {
@@ -127,11 +121,7 @@ public final class RateLimitPolicy {
 		if (this.burst > MAX_EXACT / 4) {
 			throw new IllegalArgumentException("'burst' must be at most " + MAX_EXACT / 4 + " but was " + this.burst);
 		}
-		if (this.algorithm == Algorithm.CONCURRENCY && this.limit > MAX_SLIDING_LOG_ENTRIES) {
-			throw new IllegalArgumentException("'limit' must be at most " + MAX_SLIDING_LOG_ENTRIES
-					+ " for CONCURRENCY, which keeps an entry per slot held (each decision may read them all), but was "
-					+ this.limit);
-		}
+		this.algorithm.checkSlots(this.limit);
 		if (this.algorithm == Algorithm.SLIDING_LOG && Math.min(this.limit, this.windowMillis) > MAX_SLIDING_LOG_ENTRIES) {
 			throw new IllegalArgumentException("'limit' " + this.limit + " per '" + Durations.format(this.window)
 					+ "' is too large for SLIDING_LOG, which keeps an entry per admitted millisecond: up to "

@@ -7,7 +7,9 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.function.Function;
 
+import io.github.ratelimit.RateLimitPolicy;
 import io.github.ratelimit.store.RateLimitStoreException;
+import io.github.ratelimit.store.StoreKeys;
 import org.jspecify.annotations.Nullable;
 import software.amazon.awssdk.awscore.AwsRequestOverrideConfiguration;
 import software.amazon.awssdk.core.SdkPlugin;
@@ -137,6 +139,13 @@ final class DynamoDbCalls {
 			}
 			throw failure(cause);
 		});
+	}
+
+	/** A decision whose item changed under each of its attempts: it fails, into the policy's failure mode. */
+	static <T> CompletableFuture<T> conflicted(RateLimitPolicy policy, String key, int attempts) {
+		return CompletableFuture.failedFuture(new RateLimitStoreException("DynamoDB item of key '"
+				+ StoreKeys.escape(key) + "' of policy '" + StoreKeys.escape(policy.name()) + "' changed under "
+				+ attempts + " attempts in a row"));
 	}
 
 	/** Read an item with a strongly consistent read; an empty map when there is none. */

@@ -5,8 +5,6 @@ import java.util.concurrent.CompletableFuture;
 
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.RateLimitPolicy;
-import io.github.ratelimit.store.RateLimitStoreException;
-import io.github.ratelimit.store.StoreKeys;
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
 
 /**
@@ -57,9 +55,7 @@ final class TokenBucketItems {
 	private CompletableFuture<Decision> attempt(DynamoDbCalls calls, RateLimitPolicy policy, String key, long now,
 			long cost, long deadline, int attempt) {
 		if (attempt >= MAX_ATTEMPTS) {
-			return CompletableFuture.failedFuture(new RateLimitStoreException("DynamoDB item of key '"
-					+ StoreKeys.escape(key) + "' of policy '" + StoreKeys.escape(policy.name()) + "' changed under "
-					+ MAX_ATTEMPTS + " attempts in a row"));
+			return DynamoDbCalls.conflicted(policy, key, MAX_ATTEMPTS);
 		}
 		String pk = this.keys.bucket(policy, key);
 		long perToken = policy.unitsPerToken();

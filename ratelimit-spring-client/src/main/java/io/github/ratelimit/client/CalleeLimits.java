@@ -10,10 +10,12 @@ import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatusCode;
 
 /**
- * What a called service says of its limits in a response: how long to hold off ({@code Retry-After} on a 429 or 503;
- * {@code RateLimit: ...;r=0;t=<s>} of drafts 8 to 11, or {@code RateLimit-Remaining: 0} with
- * {@code RateLimit-Reset} of draft 6), and its most restrictive quota ({@code RateLimit-Policy: ...;q=<n>;w=<s>}),
- * in requests per second. A value that does not parse says nothing: a callee's header never fails a call.
+ * What a called service says of its limits in a response: how long to hold off, and its most restrictive quota. The
+ * hold-off is the longest of {@code Retry-After} in delay seconds on a 429 or 503 (an HTTP-date is left to
+ * {@link RetryAfterInterceptor}), {@code RateLimit: ...;r=0;t=<s>} of drafts 8 to 11, and {@code RateLimit-Remaining: 0}
+ * with {@code RateLimit-Reset} of draft 6 (delay seconds, or epoch seconds as some services send it). The quota is
+ * the lowest rate of {@code RateLimit-Policy: ...;q=<n>;w=<s>} counted in requests. A value that does not parse says
+ * nothing: a callee's header never fails a call.
  *
  * @param holdOffSeconds how long to send nothing, 0 for no hold-off
  * @param quota the callee's most restrictive quota, or {@code null} if it sent none
@@ -26,7 +28,10 @@ record CalleeLimits(long holdOffSeconds, @Nullable Quota quota) {
 	/** The longest header read: a field longer than this is no limit of a sane service. */
 	private static final int MAX_FIELD_LENGTH = 4_096;
 
-	static CalleeLimits of(HttpStatusCode status, HttpHeaders headers) {
+	/** Above this, a reset is a time (epoch seconds, as some services send it), not a delay. */
+	private static final long EPOCH_SECONDS_FROM = 1_000_000_000L;
+
+	static CalleeLimits of(HttpStatusCode status, HttpHeaders headers, long nowMillis) {
 		long holdOff = 0;
 		if (status.value() == 429 || status.value() == 503) {
 			holdOff = Math.max(holdOff, seconds(headers.getFirst(HttpHeaders.RETRY_AFTER)));
@@ -41,7 +46,7 @@ record CalleeLimits(long holdOffSeconds, @Nullable Quota quota) {
 		Long remaining = parse(headers.getFirst("RateLimit-Remaining"));
 		Long reset = parse(headers.getFirst("RateLimit-Reset"));
 		if (remaining != null && remaining == 0 && reset != null) {
-			holdOff = Math.max(holdOff, reset);
+			holdOff = Math.max(holdOff, (reset >= EPOCH_SECONDS_FROM) ? Math.max(0, reset - nowMillis / 1000) : reset);
 		}
 		Quota quota = null;
 		for (List<Param> item : items(headers.getFirst("RateLimit-Policy"))) {

@@ -2,9 +2,11 @@ package io.github.ratelimit.client;
 
 import java.time.Duration;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
 import io.github.ratelimit.Algorithm;
@@ -15,6 +17,7 @@ import io.github.ratelimit.engine.PolicyValues;
 import io.github.ratelimit.engine.RateLimitEngine;
 import io.github.ratelimit.engine.RuntimeChanges;
 import io.github.ratelimit.web.RateLimitException;
+import io.github.ratelimit.web.RateLimitUnavailableException;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -31,26 +34,31 @@ final class OutboundPolicy {
 
 	private static final Log logger = LogFactory.getLog(OutboundRateLimits.class);
 
-	/** The most hosts held off at once: past it, the hold-offs that ended are dropped, then new ones are not kept. */
+	/** The most hosts held off at once: past it, the hold-off that ends soonest makes room. */
 	static final int MAX_HELD_OFF_HOSTS = 10_000;
+
+	/** Who the changes that follow a callee's quota are made by: they are told from an operator's by it. */
+	static final String FOLLOWER = "the quota of ";
 
 	/** The least time between two changes of the limit from what callees announce: one store write a second. */
 	private static final long CHANGE_INTERVAL_NANOS = 1_000_000_000L;
 
-	private final RateLimitEngine engine;
-
 	private final @Nullable RuntimeChanges changes;
+
+	private final RateLimitEngine engine;
 
 	private final String name;
 
 	/** The policy, or {@code null} when it is disabled ({@code enabled=false}): every call passes then. */
 	private final @Nullable PolicySpec spec;
 
-	/** The limit as declared: a callee may lower it, never raise it above this. */
-	private final long declaredLimit;
-
 	/** By host, until when ({@link System#nanoTime()}) calls to it are held off. */
 	private final Map<String, Long> heldOff = new ConcurrentHashMap<>();
+
+	/** The hosts called, up to two: a policy follows the quota of the one host it calls, never of several. */
+	private final Set<String> hosts = ConcurrentHashMap.newKeySet();
+
+	private final AtomicBoolean severalHostsLogged = new AtomicBoolean();
 
 	private final AtomicLong lastChange = new AtomicLong(System.nanoTime() - CHANGE_INTERVAL_NANOS);
 
@@ -64,7 +72,6 @@ final class OutboundPolicy {
 					+ "call's slot would be given back as soon as it was taken; use a rate (FIXED, SLIDING_LOG, "
 					+ "TOKEN_BUCKET, ...)");
 		}
-		this.declaredLimit = (this.spec != null) ? this.spec.policy().limit() : 0;
 	}
 
 	/**
@@ -77,23 +84,37 @@ final class OutboundPolicy {
 		if (spec == null) {
 			return CompletableFuture.completedFuture(null);
 		}
-		Long until = this.heldOff.get(host);
-		if (until != null) {
-			long left = until - System.nanoTime();
-			if (left > 0) {
-				return CompletableFuture.failedFuture(
-						new OutboundRateLimitException(this.name, host, Duration.ofNanos(left)));
-			}
-			this.heldOff.remove(host, until);
+		long left = heldOffFor(host);
+		if (left > 0) {
+			return CompletableFuture.failedFuture(new OutboundRateLimitException(this.name, host, Duration.ofNanos(left),
+					false));
 		}
 		return this.engine.decideKeyAsync(spec, host, null).thenApply((outcome) -> {
 			ErrorResponseException rejection = outcome.rejection();
 			if (rejection != null) {
 				long seconds = (rejection instanceof RateLimitException refused) ? refused.getRetryAfterSeconds() : 1;
-				throw new OutboundRateLimitException(this.name, host, Duration.ofSeconds(Math.max(1, seconds)));
+				throw new OutboundRateLimitException(this.name, host, Duration.ofSeconds(Math.max(1, seconds)),
+						rejection instanceof RateLimitUnavailableException);
+			}
+			// A hold-off the service asked for while this call waited for its turn.
+			long since = heldOffFor(host);
+			if (since > 0) {
+				throw new OutboundRateLimitException(this.name, host, Duration.ofNanos(since), false);
 			}
 			return null;
 		});
+	}
+
+	private long heldOffFor(String host) {
+		Long until = this.heldOff.get(host);
+		if (until == null) {
+			return 0;
+		}
+		long left = until - System.nanoTime();
+		if (left <= 0) {
+			this.heldOff.remove(host, until);
+		}
+		return left;
 	}
 
 	/** Read what the called service said of its limits: hold off, or follow its quota. */
@@ -102,47 +123,71 @@ final class OutboundPolicy {
 		if (spec == null) {
 			return;
 		}
-		CalleeLimits limits = CalleeLimits.of(status, headers);
+		boolean onlyHost = callsOnlyTo(host);
+		CalleeLimits limits = CalleeLimits.of(status, headers, System.currentTimeMillis());
 		if (limits.holdOffSeconds() > 0) {
 			holdOff(host, limits.holdOffSeconds());
 		}
 		CalleeLimits.Quota quota = limits.quota();
-		if (quota != null) {
-			follow(spec.policy(), host, quota);
+		if (quota != null && onlyHost) {
+			follow(spec, host, quota);
 		}
 	}
 
 	private void holdOff(String host, long seconds) {
 		long until = System.nanoTime() + Duration.ofSeconds(seconds).toNanos();
-		if (this.heldOff.size() >= MAX_HELD_OFF_HOSTS) {
+		if (this.heldOff.size() >= MAX_HELD_OFF_HOSTS && !this.heldOff.containsKey(host)) {
 			long now = System.nanoTime();
 			this.heldOff.values().removeIf((end) -> end - now <= 0);
 			if (this.heldOff.size() >= MAX_HELD_OFF_HOSTS) {
-				return; // the policy's own limit still counts every call
+				// Full of hosts held off: the one whose hold-off ends soonest makes room, so that a flood of hosts
+				// held off for long cannot keep a real service's Retry-After out.
+				this.heldOff.entrySet()
+					.stream()
+					.min(Map.Entry.comparingByValue((a, b) -> Long.compare(a - now, b - now)))
+					.ifPresent((soonest) -> this.heldOff.remove(soonest.getKey(), soonest.getValue()));
 			}
 		}
-		this.heldOff.merge(host, until, Math::max);
+		this.heldOff.merge(host, until, (a, b) -> (a - b > 0) ? a : b);
+	}
+
+	/** Whether every call of this policy went to this host: quotas of several hosts are not one. */
+	private boolean callsOnlyTo(String host) {
+		if (this.hosts.size() < 2) {
+			this.hosts.add(host);
+		}
+		boolean one = this.hosts.size() == 1;
+		if (!one && this.severalHostsLogged.compareAndSet(false, true)) {
+			logger.info("Rate limit policy '" + this.name + "' of outbound calls calls several hosts: it follows the "
+					+ "quota none of them announces (their quotas are not one)");
+		}
+		return one;
 	}
 
 	/**
-	 * Bring the policy's limit to the callee's quota over the policy's window, never above the limit declared: on
-	 * every instance, as a run-time change, at most once a second.
+	 * Bring the policy's limit to the callee's quota, never above the limit configured: on every instance, as a
+	 * run-time change of the limit (and a bucket's burst) alone, at most once a second, off the calling thread. An
+	 * operator's change of the policy is in charge: it is never replaced.
 	 */
-	private void follow(RateLimitPolicy policy, String host, CalleeLimits.Quota quota) {
+	private void follow(PolicySpec spec, String host, CalleeLimits.Quota quota) {
 		RuntimeChanges changes = this.changes;
-		if (changes == null) {
+		RateLimitPolicy policy = spec.policy();
+		RateLimitPolicy declared = spec.declaredPolicy();
+		if (changes == null || policy.calendar() != null) {
 			return;
 		}
-		long perWindow;
-		try {
-			perWindow = Math.multiplyExact(quota.limit(), policy.windowMillis())
-					/ Math.multiplyExact(quota.windowSeconds(), 1000L);
+		RuntimeChanges.StoredChange existing = changes.storedChanges().get(this.name);
+		String author = (existing != null) ? existing.changedBy() : null;
+		if (existing != null && (author == null || !author.startsWith(FOLLOWER))) {
+			return; // an operator's
 		}
-		catch (ArithmeticException ex) {
-			perWindow = (long) Math.floor(quota.perSecond() * policy.windowMillis() / 1000.0);
-		}
-		long target = Math.max(1, Math.min(this.declaredLimit, perWindow));
-		if (target == policy.limit()) {
+		long target = Math.max(1, Math.min(declared.limit(), perWindow(quota, policy.windowMillis())));
+		Map<String, String> change = (target >= declared.limit()) ? Map.of()
+				: policy.algorithm().isBucket()
+						? Map.of("limit", Long.toString(target), "burst",
+								Long.toString(Math.min(declared.burst(), target)))
+						: Map.of("limit", Long.toString(target));
+		if (change.equals((existing != null) ? existing.values() : Map.of())) {
 			return;
 		}
 		long last = this.lastChange.get();
@@ -150,17 +195,37 @@ final class OutboundPolicy {
 		if (now - last < CHANGE_INTERVAL_NANOS || !this.lastChange.compareAndSet(last, now)) {
 			return;
 		}
-		try {
-			Map<String, String> change = (target == this.declaredLimit) ? Map.of()
-					: Map.of("limit", Long.toString(target));
-			changes.change(this.name, change, "the quota of " + host);
-			logger.info("Rate limit policy '" + this.name + "' of outbound calls follows the quota " + host
-					+ " announced (" + quota.limit() + " per " + quota.windowSeconds() + " s): " + target + " per "
-					+ policy.describeWindow());
+		// Off the calling thread: a WebClient's is an event loop, and the change is written to the store.
+		CompletableFuture.runAsync(() -> {
+			try {
+				changes.change(this.name, change, FOLLOWER + host);
+				logger.info("Rate limit policy '" + this.name + "' of outbound calls follows the quota " + host
+						+ " announced (" + quota.limit() + " per " + quota.windowSeconds() + " s): "
+						+ (change.isEmpty() ? "its limit as configured" : change.get("limit") + " per "
+								+ policy.describeWindow()));
+			}
+			catch (RuntimeException ex) {
+				logger.warn("Rate limit policy '" + this.name + "' of outbound calls could not follow the quota "
+						+ host + " announced: " + ex.getMessage());
+			}
+		});
+	}
+
+	/**
+	 * The quota over the policy's window, never more than it allows in any of its own windows: scaled down to a
+	 * shorter window of the policy, kept whole over a longer one (allowing its whole quota in each of the policy's
+	 * windows would let it all go in the first of its own).
+	 */
+	static long perWindow(CalleeLimits.Quota quota, long windowMillis) {
+		long calleeMillis = quota.windowSeconds() * 1000;
+		if (calleeMillis < windowMillis) {
+			return quota.limit();
 		}
-		catch (RuntimeException ex) {
-			logger.warn("Rate limit policy '" + this.name + "' of outbound calls could not follow the quota " + host
-					+ " announced: " + ex.getMessage());
+		try {
+			return Math.multiplyExact(quota.limit(), windowMillis) / calleeMillis;
+		}
+		catch (ArithmeticException ex) {
+			return (long) Math.floor((double) quota.limit() * windowMillis / calleeMillis);
 		}
 	}
 

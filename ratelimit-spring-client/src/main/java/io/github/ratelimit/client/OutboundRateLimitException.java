@@ -24,8 +24,22 @@ public class OutboundRateLimitException extends RuntimeException {
 	 * @param retryAfter how long until a call may pass, as far as is known
 	 */
 	public OutboundRateLimitException(String policy, String host, Duration retryAfter) {
-		super("Calls to '" + host + "' under rate limit policy '" + policy + "' are spent; a call may pass in "
-				+ Math.max(1, retryAfter.toSeconds()) + " s");
+		this(policy, host, retryAfter, false);
+	}
+
+	/**
+	 * Create an exception.
+	 * @param policy the policy that limits the calls
+	 * @param host the host that was not called
+	 * @param retryAfter how long until a call may pass, as far as is known
+	 * @param unavailable whether the limit could not be decided (its store failed, and the policy fails closed)
+	 */
+	public OutboundRateLimitException(String policy, String host, Duration retryAfter, boolean unavailable) {
+		super(unavailable ? "Calls to '" + host + "' under rate limit policy '" + policy + "' cannot be counted now "
+				+ "(the store failed, and the policy fails closed); a call may pass in "
+				+ Math.max(1, retryAfter.toSeconds()) + " s"
+				: "Calls to '" + host + "' under rate limit policy '" + policy + "' are spent; a call may pass in "
+						+ Math.max(1, retryAfter.toSeconds()) + " s");
 		this.policy = policy;
 		this.host = host;
 		this.retryAfter = retryAfter;

@@ -21,8 +21,9 @@ import org.springframework.http.client.ClientHttpRequestInterceptor;
  * fails with {@link OutboundRateLimitException} and nothing is sent. What the called service answers is read: a
  * {@code Retry-After} on a 429 or 503, or its {@code RateLimit} fields with nothing left, hold calls to that host off
  * on this instance until then (they fail at once with the exception); a {@code RateLimit-Policy} quota tighter than
- * the policy's lowers the policy's limit to it, on every instance (a run-time change, bounded by the limit declared),
- * and a quota as loose as the one declared puts it back.
+ * the policy's lowers the policy's limit to it on every instance (a run-time change, never above the limit
+ * configured, never over an operator's change, and only by a policy whose calls all go to one host), and a quota as
+ * loose as the configuration puts it back.
  * <pre class="code">
  * RestClient partner = restClientBuilder.requestInterceptor(outboundRateLimits.interceptor("partner-api")).build();
  * WebClient partner = webClientBuilder.filter(RateLimitedExchangeFilter.of(outboundRateLimits, "partner-api")).build();

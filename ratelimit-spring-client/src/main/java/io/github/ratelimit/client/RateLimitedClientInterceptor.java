@@ -1,7 +1,8 @@
 package io.github.ratelimit.client;
 
 import java.io.IOException;
-import java.util.concurrent.CompletionException;
+import java.io.InterruptedIOException;
+import java.util.concurrent.ExecutionException;
 
 import org.springframework.http.HttpRequest;
 import org.springframework.http.client.ClientHttpRequestExecution;
@@ -26,13 +27,17 @@ final class RateLimitedClientInterceptor implements ClientHttpRequestInterceptor
 			throws IOException {
 		String host = OutboundRateLimits.host(request.getURI());
 		try {
-			this.policy.acquire(host).toCompletableFuture().join();
+			this.policy.acquire(host).toCompletableFuture().get();
 		}
-		catch (CompletionException ex) {
+		catch (ExecutionException ex) {
 			if (ex.getCause() instanceof RuntimeException cause) {
 				throw cause;
 			}
-			throw ex;
+			throw new IllegalStateException(ex.getCause());
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new InterruptedIOException("Interrupted while waiting for a turn under rate limit policy");
 		}
 		ClientHttpResponse response = execution.execute(request, body);
 		this.policy.learn(host, response.getStatusCode(), response.getHeaders());

@@ -22,6 +22,8 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.HttpStatus;
 import org.springframework.http.client.JdkClientHttpRequestFactory;
 import org.springframework.web.client.HttpClientErrorException;
 import org.springframework.web.client.RestClient;
@@ -147,14 +149,65 @@ class OutboundRateLimitsTests {
 		RestClient client = restClient("paced");
 		this.answer.add(new String[] { "RateLimit-Policy", "\"burst\";q=100;w=1, \"orders\";q=120;w=3600" });
 		client.get().uri("/orders").retrieve().body(String.class);
-		assertThat(this.catalog.policy("paced").policy().limit()).as("120 an hour is 2 a minute").isEqualTo(2);
+		awaitLimit("paced", 2); // 120 an hour is 2 a minute
 		assertThat(this.catalog.policy("paced").sources()).containsEntry("limit", "runtime");
 		this.answer.clear();
 		this.answer.add(new String[] { "RateLimit-Policy", "\"orders\";q=6000;w=60" });
 		Thread.sleep(1_000); // one change a second at most
 		client.get().uri("/orders").retrieve().body(String.class);
-		assertThat(this.catalog.policy("paced").policy().limit()).as("never above the limit declared").isEqualTo(10);
-		assertThat(this.changes.operatorChanges()).doesNotContainKey("paced");
+		awaitLimit("paced", 10); // never above the limit configured
+		assertThat(this.changes.storedChanges()).doesNotContainKey("paced");
+	}
+
+	@Test
+	void aQuotaOverAShorterWindowIsKeptWholeOverThePolicysLongerOne() {
+		assertThat(OutboundPolicy.perWindow(new CalleeLimits.Quota(10, 60), 3_600_000)).as("10 a minute, per hour")
+			.isEqualTo(10);
+		assertThat(OutboundPolicy.perWindow(new CalleeLimits.Quota(120, 3600), 60_000)).as("120 an hour, per minute")
+			.isEqualTo(2);
+		assertThat(OutboundPolicy.perWindow(new CalleeLimits.Quota(999_999_999_999_999L, 999_999_999_999_999L),
+				1L << 50)).isPositive();
+	}
+
+	@Test
+	void anOperatorsChangeIsNeverReplacedByAServicesQuota() throws Exception {
+		RestClient client = restClient("paced");
+		assertThat(this.changes.change("paced", Map.of("limit", "5"), "alice")).isTrue();
+		this.answer.add(new String[] { "RateLimit-Policy", "\"orders\";q=60;w=3600" });
+		client.get().uri("/orders").retrieve().body(String.class);
+		Thread.sleep(200);
+		assertThat(this.catalog.policy("paced").policy().limit()).isEqualTo(5);
+		assertThat(this.changes.storedChanges().get("paced").changedBy()).isEqualTo("alice");
+	}
+
+	@Test
+	void aPolicyCallingSeveralHostsFollowsNoneOfTheirQuotas() throws Exception {
+		RestClient client = restClient("paced");
+		client.get().uri("http://localhost:" + this.server.getAddress().getPort() + "/orders").retrieve()
+			.body(String.class);
+		this.answer.add(new String[] { "RateLimit-Policy", "\"orders\";q=1;w=3600" });
+		client.get().uri("/orders").retrieve().body(String.class);
+		Thread.sleep(200);
+		assertThat(this.catalog.policy("paced").policy().limit()).isEqualTo(10);
+	}
+
+	@Test
+	void aResetInEpochSecondsHoldsOffUntilThen() {
+		long now = System.currentTimeMillis();
+		HttpHeaders headers = new HttpHeaders();
+		headers.set("RateLimit-Remaining", "0");
+		headers.set("RateLimit-Reset", Long.toString(now / 1000 + 40));
+		assertThat(CalleeLimits.of(HttpStatus.OK, headers, now).holdOffSeconds()).isEqualTo(40);
+		headers.set("RateLimit-Reset", "40");
+		assertThat(CalleeLimits.of(HttpStatus.OK, headers, now).holdOffSeconds()).isEqualTo(40);
+	}
+
+	private void awaitLimit(String policy, long limit) throws InterruptedException {
+		long deadline = System.nanoTime() + 5_000_000_000L;
+		while (this.catalog.policy(policy).policy().limit() != limit && System.nanoTime() < deadline) {
+			Thread.sleep(10);
+		}
+		assertThat(this.catalog.policy(policy).policy().limit()).isEqualTo(limit);
 	}
 
 	@Test
