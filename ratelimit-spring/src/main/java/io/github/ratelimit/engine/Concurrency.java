@@ -46,9 +46,9 @@ final class Concurrency {
 	}
 
 	/**
-	 * Return the window a policy of this algorithm is built with: its hold for {@code CONCURRENCY}.
-	 * @return the hold, or {@code null} for another algorithm (which must not set one)
-	 * @throws InvalidRateLimitPolicyException if a value cannot apply
+	 * Return the window a {@code CONCURRENCY} policy is built with: its hold, a minute when none is set.
+	 * @return the hold
+	 * @throws InvalidRateLimitPolicyException if it sets a window, is no duration, or is changed to at run time
 	 */
 	static Duration hold(PolicySources values, String name, String where, String property) {
 		String text = values.getOrDefault("hold", String.class, "").trim();
