@@ -7,6 +7,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.IntSupplier;
 
 import io.github.ratelimit.Decision;
@@ -44,6 +45,9 @@ final class LayerHold {
 
 	/** When the request was admitted, for a slot held longer than its hold. */
 	private final long admittedAt = System.nanoTime();
+
+	/** Whether the slots of its concurrency limits were given back: once, by whoever is first. */
+	private final AtomicBoolean released = new AtomicBoolean();
 
 	LayerHold(@Nullable RequestScope scope, List<PolicySpec> enforced, @Nullable Admission admission,
 			List<PolicySpec> shadows, List<Admission> shadowAdmissions) {
@@ -119,6 +123,9 @@ final class LayerHold {
 	 * their hold ends)
 	 */
 	CompletionStage<Void> release() {
+		if (!releasesAtEnd() || !this.released.compareAndSet(false, true)) {
+			return CompletableFuture.completedFuture(null);
+		}
 		int[] slots = new int[this.enforced.size()];
 		int count = 0;
 		for (int i = 0; i < this.enforced.size(); i++) {

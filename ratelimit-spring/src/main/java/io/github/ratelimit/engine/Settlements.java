@@ -155,12 +155,9 @@ final class Settlements {
 	 * @return a stage that completes once given back; never exceptionally
 	 */
 	static CompletionStage<Void> release(RateLimitRequest request) {
-		Settlements settlements;
-		synchronized (request) {
-			settlements = of(request);
-		}
 		List<LayerHold> holds;
 		synchronized (request) {
+			Settlements settlements = of(request);
 			settlements.released = true;
 			holds = List.copyOf(settlements.holds);
 		}
