@@ -32,7 +32,6 @@ import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.context.annotation.Bean;
 import org.springframework.cache.Cache;
 import org.springframework.context.annotation.Configuration;
@@ -41,12 +40,11 @@ import org.springframework.core.io.ResourceLoader;
 import org.springframework.util.ClassUtils;
 
 /**
- * The policy engine of a web application, whatever its stack: every policy from the annotations and
- * {@code ratelimit.*} ({@link PolicyCatalog}), and the engine that decides a request's limits, with the response
- * headers' writer and the client's address.
+ * The policy engine, whatever the entry point (a web stack, gRPC, the calls the application makes): every policy from
+ * the annotations and {@code ratelimit.*} ({@link PolicyCatalog}), and the engine that decides a request's limits,
+ * with the response headers' writer and the client's address.
  */
 @Configuration(proxyBeanMethods = false)
-@ConditionalOnWebApplication
 @ConditionalOnClass(RateLimitEngine.class)
 class RateLimitEngineConfiguration {
 

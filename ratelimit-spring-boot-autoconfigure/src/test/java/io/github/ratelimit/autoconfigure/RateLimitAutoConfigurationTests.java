@@ -9,7 +9,9 @@ import io.github.ratelimit.limiter.RateLimiter;
 import io.github.ratelimit.TimeSource;
 import io.github.ratelimit.annotation.RateLimited;
 import io.github.ratelimit.aop.RateLimitInterceptor;
+import io.github.ratelimit.client.OutboundRateLimits;
 import io.github.ratelimit.engine.PolicyCatalog;
+import io.github.ratelimit.engine.RateLimitEngine;
 import io.github.ratelimit.metrics.RateLimitMetrics;
 import io.github.ratelimit.webmvc.RateLimitExceptionHandler;
 import io.github.ratelimit.webmvc.RateLimitFilter;
@@ -261,10 +263,14 @@ class RateLimitAutoConfigurationTests {
 				.hasSingleBean(RateLimiter.class));
 	}
 
+	/** The engine serves gRPC services and outbound calls too; only a web stack's interceptor needs a web one. */
 	@Test
-	void interceptsNothingOutsideOfAWebApplication() {
+	void outsideOfAWebApplicationTheEngineDecidesAndNoWebInterceptorIsThere() {
 		new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(RateLimitAutoConfiguration.class))
+			.withPropertyValues("ratelimit.store=memory")
 			.run((context) -> assertThat(context).hasSingleBean(RateLimiter.class)
+				.hasSingleBean(RateLimitEngine.class)
+				.hasSingleBean(OutboundRateLimits.class)
 				.doesNotHaveBean(RateLimitInterceptor.class));
 	}
 

@@ -34,6 +34,8 @@ import org.springframework.util.ClassUtils;
 public class RateLimitedAnnotationBeanPostProcessor extends AbstractBeanFactoryAwareAdvisingPostProcessor
 		implements PolicyCatalog.RateLimitedClasses {
 
+	private static final String GRPC_SERVICE = "io.grpc.BindableService";
+
 	private final Set<Class<?>> eligibleClasses = ConcurrentHashMap.newKeySet();
 
 	private volatile @Nullable Consumer<Class<?>> eligibleClassListener;
@@ -68,6 +70,9 @@ public class RateLimitedAnnotationBeanPostProcessor extends AbstractBeanFactoryA
 
 	@Override
 	protected boolean isEligible(Class<?> targetClass) {
+		if (isGrpcService(targetClass)) {
+			return false;
+		}
 		if (RateLimitedMethods.isCandidate(targetClass)) {
 			RateLimitedMethods.checkInterceptable(targetClass, isProxyTargetClass());
 			if (RateLimitedMethods.hasRateLimitedMethods(ClassUtils.getUserClass(targetClass))) {
@@ -82,6 +87,16 @@ public class RateLimitedAnnotationBeanPostProcessor extends AbstractBeanFactoryA
 			}
 		}
 		return eligible;
+	}
+
+	/**
+	 * A gRPC service's calls are decided by the gRPC module's interceptor, and reach its methods without going through
+	 * a proxy (the service binds itself): proxying it would limit nothing twice, and fail a web stack's check.
+	 */
+	private static boolean isGrpcService(Class<?> targetClass) {
+		return ClassUtils.getAllInterfacesForClassAsSet(targetClass)
+			.stream()
+			.anyMatch((type) -> type.getName().equals(GRPC_SERVICE));
 	}
 
 	@Override

@@ -81,6 +81,13 @@ final class RequestScope {
 			if (exchange != null && created.lookupVariable("exchange") == null) {
 				created.setVariable("exchange", exchange);
 			}
+			if (request != null) {
+				request.getExpressionVariables().forEach((name, value) -> {
+					if (created.lookupVariable(name) == null) {
+						created.setVariable(name, value);
+					}
+				});
+			}
 			this.evaluationContext = created;
 			context = created;
 		}

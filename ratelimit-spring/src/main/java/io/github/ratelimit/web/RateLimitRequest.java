@@ -2,6 +2,7 @@ package io.github.ratelimit.web;
 
 import java.security.Principal;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Executor;
 
 import org.jspecify.annotations.Nullable;
@@ -62,6 +63,16 @@ public interface RateLimitRequest {
 	 */
 	default @Nullable Object getNativeExchange() {
 		return null;
+	}
+
+	/**
+	 * Return further variables that key, cost and skip expressions see by name, unless a method parameter has that
+	 * name: what a stack that is not HTTP has besides its request (gRPC's {@code #metadata}).
+	 * @return the variables by name, empty for none
+	 * @since 0.5.0
+	 */
+	default Map<String, Object> getExpressionVariables() {
+		return Map.of();
 	}
 
 	/**
