@@ -21,7 +21,7 @@ import org.springframework.web.ErrorResponseException;
 /**
  * What a call's client is told, in gRPC's terms: the rate-limit fields as response headers (the header draft forbids
  * them in trailers), a rejection as {@code RESOURCE_EXHAUSTED} (a store that failed under {@code deny}:
- * {@code UNAVAILABLE}) with a {@code google.rpc.RetryInfo} and a {@code google.rpc.QuotaFailure} in the status's
+ * {@code UNAVAILABLE}; a cost the request makes invalid: {@code INVALID_ARGUMENT}) with a {@code google.rpc.RetryInfo} and a {@code google.rpc.QuotaFailure} in the status's
  * details; and the other way, a call's final status as the HTTP status that {@code count-on} lists.
  */
 final class GrpcResponses {
@@ -65,8 +65,10 @@ final class GrpcResponses {
 
 	/** The status and trailers that close a rejected call. */
 	static StatusException rejection(ErrorResponseException rejection) {
-		boolean unavailable = rejection.getStatusCode().is5xxServerError();
-		Status.Code code = unavailable ? Status.Code.UNAVAILABLE : Status.Code.RESOURCE_EXHAUSTED;
+		Status.Code code = (rejection.getStatusCode().value() == 429) ? Status.Code.RESOURCE_EXHAUSTED
+				: rejection.getStatusCode().is5xxServerError() ? Status.Code.UNAVAILABLE
+						// A cost the request makes invalid (a count below 1): nothing was counted.
+						: Status.Code.INVALID_ARGUMENT;
 		String detail = rejection.getBody().getDetail();
 		String message = (detail != null) ? detail : rejection.getBody().getTitle();
 		com.google.rpc.Status.Builder status = com.google.rpc.Status.newBuilder()

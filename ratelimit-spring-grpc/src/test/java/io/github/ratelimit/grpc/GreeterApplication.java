@@ -83,7 +83,8 @@ class GreeterApplication {
 		}
 
 		@Override
-		@RateLimited(name = "streams", limit = 2, window = "1h", key = "#metadata['x-api-key']")
+		@RateLimited(name = "streams", limit = 20, window = "1h", key = "#metadata['x-api-key']",
+				cost = "#request.count")
 		public void streamHellos(HelloRequest request, StreamObserver<HelloReply> responseObserver) {
 			for (int i = 0; i < request.getCount(); i++) {
 				responseObserver.onNext(HelloReply.newBuilder().setMessage("Hello " + i).build());

@@ -99,17 +99,23 @@ class RateLimitedGrpcCallsTests {
 	}
 
 	@Test
-	void aServerStreamingCallIsKeyedByTheMetadataAndRefusedBeforeItStreams() {
+	void aServerStreamingCallIsKeyedByTheMetadataCostsWhatItsMessageAsksAndIsRefusedBeforeItStreams() {
 		Metadata metadata = new Metadata();
 		metadata.put(API_KEY, "key-1");
 		GreeterGrpc.GreeterBlockingStub stub = GreeterGrpc.newBlockingStub(channel)
 			.withInterceptors(MetadataUtils.newAttachHeadersInterceptor(metadata));
+		// Each call costs the replies it asks for: 20 of them an hour.
 		for (int i = 0; i < 2; i++) {
-			assertThat(drain(stub.streamHellos(HelloRequest.newBuilder().setCount(3).build()))).hasSize(3);
+			assertThat(drain(stub.streamHellos(HelloRequest.newBuilder().setCount(8).build()))).hasSize(8);
 		}
 		StatusRuntimeException refused = refusal(
-				() -> drain(stub.streamHellos(HelloRequest.newBuilder().setCount(3).build())));
+				() -> drain(stub.streamHellos(HelloRequest.newBuilder().setCount(8).build())));
 		assertThat(refused.getStatus().getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+		assertThat(drain(stub.streamHellos(HelloRequest.newBuilder().setCount(4).build()))).hasSize(4);
+		// A count below one is no cost at all: the call is invalid, and nothing is counted.
+		assertThat(refusal(() -> drain(stub.streamHellos(HelloRequest.newBuilder().setCount(-5).build())))
+			.getStatus()
+			.getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
 		Metadata otherKey = new Metadata();
 		otherKey.put(API_KEY, "key-2");
 		assertThat(drain(GreeterGrpc.newBlockingStub(channel)
