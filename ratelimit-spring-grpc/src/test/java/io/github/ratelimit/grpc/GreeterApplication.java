@@ -33,8 +33,13 @@ class GreeterApplication {
 
 	/** Run the application on a free port of the loopback interface, in memory, with these arguments. */
 	static ConfigurableApplicationContext run(String... arguments) {
+		return run(GreeterApplication.class, arguments);
+	}
+
+	/** Run an application of these sources as {@link #run(String...)} does. */
+	static ConfigurableApplicationContext run(Class<?> source, String... arguments) {
 		GrpcPort port = new GrpcPort();
-		SpringApplication application = new SpringApplication(GreeterApplication.class);
+		SpringApplication application = new SpringApplication(source);
 		application.setWebApplicationType(WebApplicationType.NONE);
 		application.addListeners(port);
 		// In memory unless told otherwise: Redis is on the test class path, and a Redis may run on this machine.
