@@ -219,22 +219,22 @@ public final class RateLimitEngine {
 	}
 
 	/**
-	 * Decide one policy for a key the web stack resolved itself (a gateway route's key resolver) rather than the
-	 * policy's key expression, without waiting for the store. With the request, the policy's cost, skip condition,
-	 * plans and shadow mode apply as on any layer, and client exemptions when the key is the client's address; what a
-	 * policy counting by outcome took is left to the web stack's settlement of the request. Without it, the request
-	 * costs one unit.
+	 * Decide one policy for a key the web stack resolved itself (a gateway route's key resolver) or by its key
+	 * expression, without waiting for the store. With the request, its cost, skip condition, plans and shadow mode
+	 * apply as on any layer, and client exemptions when the key is the client's address; what counts by outcome is left
+	 * to the web stack's settlement of the request. Without it, the request costs one unit.
 	 * @param spec the policy, from {@link PolicyCatalog#declare}
-	 * @param key the key; one that starts with the character no client key may start with is kept apart from them
+	 * @param key the key (kept apart from clients' if it starts with the reserved character), or {@code null}
 	 * @param request the current request, or {@code null} if the web stack has none
 	 * @return a stage that completes with the outcome
 	 */
-	public CompletionStage<RateLimitOutcome> decideKeyAsync(PolicySpec spec, String key,
+	public CompletionStage<RateLimitOutcome> decideKeyAsync(PolicySpec spec, @Nullable String key,
 			@Nullable RateLimitRequest request) {
 		RequestScope scope = new RequestScope(RequestScope.NO_ARGUMENTS, RequestScope.NO_NAMES, request,
 				this.catalog.beanResolver(), this.clientIp);
 		try {
-			return recovered(this.planner.planAsync(new PolicySpec[] { spec }, scope, request, null, PolicySpec.escaped(key))
+			String given = (key != null) ? PolicySpec.escaped(key) : null;
+			return recovered(this.planner.planAsync(new PolicySpec[] { spec }, scope, request, null, given)
 				.thenCompose((plan) -> decidePlanAsync(plan, request, true))
 				.thenApply((outcome) -> {
 					if (!outcome.isRejected() && (request == null || !Settlements.defer(request, outcome.held()))) {

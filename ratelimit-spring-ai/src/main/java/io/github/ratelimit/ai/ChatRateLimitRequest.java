@@ -1,0 +1,98 @@
+package io.github.ratelimit.ai;
+
+import java.security.Principal;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+import io.github.ratelimit.web.RateLimitRequest;
+import io.github.ratelimit.web.RateLimitStatus;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.ai.chat.client.ChatClientRequest;
+import org.springframework.ai.chat.prompt.ChatOptions;
+
+/**
+ * A chat call as the engine sees a request. Key, tenant and skip expressions see the call ({@code #request}), its
+ * advisor context ({@code #context['user']}), the model it names ({@code #model}, or {@code null} for the model's
+ * default) and the estimate ({@code #estimatedTokens}, the default cost). Made within an HTTP request of a servlet
+ * stack, the call has that request's client address, headers and principal, so that a budget keyed by the client's
+ * address or user is the HTTP client's; outside of one, Spring Security's current user, and no address.
+ */
+final class ChatRateLimitRequest implements RateLimitRequest {
+
+	private final ChatClientRequest call;
+
+	private final @Nullable RateLimitRequest http;
+
+	private final long estimatedTokens;
+
+	private final Map<String, Object> attributes = new ConcurrentHashMap<>();
+
+	ChatRateLimitRequest(ChatClientRequest call, @Nullable RateLimitRequest http, long estimatedTokens) {
+		this.call = call;
+		this.http = http;
+		this.estimatedTokens = estimatedTokens;
+	}
+
+	/** Report the tokens the call cost: what the policy's {@code settle = "#reported"} settles to. */
+	void report(String policy, long tokens) {
+		RateLimitStatus.of(this).settle(policy, tokens);
+	}
+
+	@Override
+	public String getMethod() {
+		return (this.http != null) ? this.http.getMethod() : "POST";
+	}
+
+	@Override
+	public @Nullable String getHeader(String name) {
+		return (this.http != null) ? this.http.getHeader(name) : null;
+	}
+
+	@Override
+	public List<String> getHeaders(String name) {
+		return (this.http != null) ? this.http.getHeaders(name) : List.of();
+	}
+
+	@Override
+	public @Nullable String getRemoteAddr() {
+		return (this.http != null) ? this.http.getRemoteAddr() : null;
+	}
+
+	@Override
+	public @Nullable Principal getUserPrincipal() {
+		Principal principal = (this.http != null) ? this.http.getUserPrincipal() : null;
+		return (principal != null) ? principal : SecurityPrincipal.current();
+	}
+
+	@Override
+	public Object getNativeRequest() {
+		return this.call;
+	}
+
+	@Override
+	public Map<String, Object> getExpressionVariables() {
+		Map<String, Object> variables = new HashMap<>();
+		variables.put("context", this.call.context());
+		ChatOptions options = this.call.prompt().getOptions();
+		String model = (options != null) ? options.getModel() : null;
+		if (model != null) {
+			variables.put("model", model);
+		}
+		variables.put("estimatedTokens", this.estimatedTokens);
+		return variables;
+	}
+
+	@Override
+	public @Nullable Object getAttribute(String name) {
+		return this.attributes.get(name);
+	}
+
+	@Override
+	public void setAttribute(String name, Object value) {
+		this.attributes.put(name, value);
+	}
+
+}

@@ -1,0 +1,7 @@
+/**
+ * Auto-configuration of budgets of model tokens for Spring AI's {@code ChatClient}.
+ */
+@NullMarked
+package io.github.ratelimit.ai.autoconfigure;
+
+import org.jspecify.annotations.NullMarked;
