@@ -120,7 +120,8 @@ public final class TokenBudgetAdvisor implements CallAdvisor, StreamAdvisor {
 			})
 				// The store is asked off the stream's thread, which may be an event loop.
 				.doFinally((signal) -> Schedulers.boundedElastic()
-					.schedule(() -> reservation.settle(usage.get(), characters.get(), signal == SignalType.ON_COMPLETE)));
+					.schedule(() -> reservation.settle(usage.get(), characters.get(),
+							signal == SignalType.ON_COMPLETE)));
 		});
 	}
 

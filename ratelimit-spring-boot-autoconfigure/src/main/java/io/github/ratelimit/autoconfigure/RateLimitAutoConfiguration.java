@@ -20,7 +20,8 @@ import org.springframework.context.annotation.Import;
  * {@link EnableAutoConfiguration Auto-configuration} for {@link RateLimited @RateLimited} methods: a
  * {@link RateLimitStore} (Redis, DynamoDB or memory), the {@link RateLimiter} in front of it, the policy engine
  * ({@code ratelimit-spring}) and, in a web application, its Spring MVC or WebFlux adapters: the interception of
- * annotated methods, the filter layer, the response headers and the 429 advice. With {@code ratelimit.enabled=false}, {@link RateLimitDisabledAutoConfiguration} instead.
+ * annotated methods, the filter layer, the response headers and the 429 advice. With
+ * {@code ratelimit.enabled=false}, {@link RateLimitDisabledAutoConfiguration} instead.
  *
  * @since 0.1.0
  */

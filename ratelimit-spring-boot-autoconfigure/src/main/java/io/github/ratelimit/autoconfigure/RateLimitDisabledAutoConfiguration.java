@@ -2,6 +2,7 @@ package io.github.ratelimit.autoconfigure;
 
 import java.time.Duration;
 
+import io.github.ratelimit.client.OutboundRateLimits;
 import io.github.ratelimit.engine.RateLimitTenants;
 import io.github.ratelimit.engine.TenantLimitsSource;
 import io.github.ratelimit.gateway.ClientIpKeyResolver;
@@ -31,7 +32,8 @@ import org.springframework.context.annotation.Primary;
  * {@link EnableAutoConfiguration Auto-configuration} with limits switched off ({@code ratelimit.enabled=false}, the
  * lever an operator pulls in an emergency): each bean an application may inject is there, as with limits on, and limits
  * nothing. The {@link RateLimiter} admits every request, {@link RateLimitTenants} looks no tenant up, a
- * {@code RateLimitStatus} argument has no limits, and a gateway's {@code gatewayRateLimiter} admits every route. No
+ * {@code RateLimitStatus} argument has no limits, {@link OutboundRateLimits} lets every call go, and a gateway's
+ * {@code gatewayRateLimiter} admits every route. No
  * store is there to contact, no {@code @RateLimited} bean is proxied, no filter registered and nothing counted.
  *
  * @since 0.3.0
@@ -55,9 +57,8 @@ public final class RateLimitDisabledAutoConfiguration {
 		return RateLimiter.unlimited();
 	}
 
-	/** As with limits on, in a web application with a source of tenants' limits. */
+	/** As with limits on, with a source of tenants' limits. */
 	@Configuration(proxyBeanMethods = false)
-	@ConditionalOnWebApplication
 	@ConditionalOnClass(RateLimitTenants.class)
 	static class Tenants {
 
@@ -67,6 +68,19 @@ public final class RateLimitDisabledAutoConfiguration {
 		RateLimitTenants rateLimitTenants(TenantLimitsSource source) {
 			// No engine asks for a tenant's limits, and no answer is kept for evict to drop.
 			return new RateLimitTenants(source, new NoOpCache("ratelimit-tenants"), Duration.ZERO, Duration.ZERO, 1);
+		}
+
+	}
+
+	/** As with limits on, with the client module: clients built with its limits call as without them. */
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass(OutboundRateLimits.class)
+	static class Outbound {
+
+		@Bean
+		@ConditionalOnMissingBean
+		OutboundRateLimits outboundRateLimits() {
+			return OutboundRateLimits.unlimited();
 		}
 
 	}

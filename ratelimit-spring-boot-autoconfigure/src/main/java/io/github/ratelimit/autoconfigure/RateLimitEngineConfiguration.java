@@ -5,9 +5,11 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Consumer;
 import java.util.stream.Collectors;
 
 import io.github.ratelimit.TimeSource;
+import io.github.ratelimit.aop.RateLimitedAnnotationBeanPostProcessor;
 import io.github.ratelimit.client.OutboundRateLimits;
 import io.github.ratelimit.engine.FilterDefinition;
 import io.github.ratelimit.engine.HeavyHitters;
@@ -27,6 +29,7 @@ import io.github.ratelimit.web.RateLimitPlanResolver;
 import io.github.ratelimit.web.StandardRateLimitHeadersWriter;
 import io.github.ratelimit.web.TrustedProxiesClientIpResolver;
 import io.micrometer.observation.ObservationRegistry;
+import org.aopalliance.intercept.MethodInterceptor;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
@@ -172,6 +175,15 @@ class RateLimitEngineConfiguration {
 			return new OutboundRateLimits(engine, changes);
 		}
 
+	}
+
+	/** The proxies of {@code @RateLimited} beans, class-based unless {@code spring.aop.proxy-target-class=false}. */
+	static RateLimitedAnnotationBeanPostProcessor proxies(ObjectProvider<? extends MethodInterceptor> interceptor,
+			Consumer<Class<?>> classCheck, Environment environment) {
+		RateLimitedAnnotationBeanPostProcessor postProcessor = new RateLimitedAnnotationBeanPostProcessor(interceptor,
+				classCheck);
+		postProcessor.setProxyTargetClass(environment.getProperty("spring.aop.proxy-target-class", Boolean.class, true));
+		return postProcessor;
 	}
 
 	/** The property prefix of a policy, plan or filter: its name bracketed when it has a dot. */

@@ -34,7 +34,7 @@ class RateLimitWebFluxConfiguration {
 	@Role(BeanDefinition.ROLE_INFRASTRUCTURE)
 	static RateLimitedAnnotationBeanPostProcessor rateLimitedAnnotationBeanPostProcessor(
 			ObjectProvider<ReactiveRateLimitInterceptor> reactiveRateLimitInterceptor, Environment environment) {
-		return RateLimitedProxies.postProcessor(reactiveRateLimitInterceptor,
+		return RateLimitEngineConfiguration.proxies(reactiveRateLimitInterceptor,
 				ReactiveRateLimitInterceptor::checkReturnTypes, environment);
 	}
 

@@ -35,7 +35,7 @@ class RateLimitWebMvcConfiguration {
 	@Role(BeanDefinition.ROLE_INFRASTRUCTURE)
 	static RateLimitedAnnotationBeanPostProcessor rateLimitedAnnotationBeanPostProcessor(
 			ObjectProvider<RateLimitInterceptor> rateLimitInterceptor, Environment environment) {
-		return RateLimitedProxies.postProcessor(rateLimitInterceptor, (targetClass) -> {
+		return RateLimitEngineConfiguration.proxies(rateLimitInterceptor, (targetClass) -> {
 		}, environment);
 	}
 

@@ -1,6 +1,7 @@
 package io.github.ratelimit.autoconfigure;
 
 import java.lang.reflect.Proxy;
+import java.net.URI;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -10,6 +11,7 @@ import io.github.ratelimit.RateLimitPolicy;
 import io.github.ratelimit.actuate.RateLimitsEndpoint;
 import io.github.ratelimit.annotation.RateLimited;
 import io.github.ratelimit.aop.RateLimitedAnnotationBeanPostProcessor;
+import io.github.ratelimit.client.OutboundRateLimits;
 import io.github.ratelimit.engine.PolicyCatalog;
 import io.github.ratelimit.engine.RateLimitEngine;
 import io.github.ratelimit.engine.RateLimitTenants;
@@ -38,6 +40,11 @@ import org.springframework.boot.webflux.autoconfigure.WebFluxAutoConfiguration;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.http.HttpMethod;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.client.ClientHttpRequestInterceptor;
+import org.springframework.mock.http.client.MockClientHttpRequest;
+import org.springframework.mock.http.client.MockClientHttpResponse;
 import org.springframework.test.web.reactive.server.WebTestClient;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.RestController;
@@ -123,6 +130,26 @@ class RateLimitDisabledAutoConfigurationTests {
 					WebTestSupport.mockMvc(context).perform(get("/tenants/acme/reports")).andExpect(status().isOk());
 				}
 				assertThat(lookups).hasValue(0);
+			});
+	}
+
+	/** A worker or a gRPC service, not a web application, injects what it injects with limits on. */
+	@Test
+	void outsideOfAWebApplicationTheTenantsAndTheOutboundLimitsAreThereAndLimitNothing() {
+		new ApplicationContextRunner().withConfiguration(this.rateLimit)
+			.withPropertyValues("ratelimit.enabled=false")
+			.withBean(TenantLimitsSource.class, () -> (policy, tenant) -> TenantLimits.ofLimit(1))
+			.withPropertyValues("ratelimit.policies.partner.limit=1", "ratelimit.policies.partner.window=1h")
+			.run((context) -> {
+				assertThat(context).hasSingleBean(RateLimitTenants.class).hasSingleBean(OutboundRateLimits.class);
+				ClientHttpRequestInterceptor limited = context.getBean(OutboundRateLimits.class).interceptor("partner");
+				MockClientHttpRequest request = new MockClientHttpRequest(HttpMethod.GET,
+						URI.create("https://partner.example/orders"));
+				for (int i = 0; i < 3; i++) {
+					assertThat(limited.intercept(request, new byte[0],
+							(sent, body) -> new MockClientHttpResponse(new byte[0], HttpStatus.OK))
+						.getStatusCode()).isEqualTo(HttpStatus.OK);
+				}
 			});
 	}
 

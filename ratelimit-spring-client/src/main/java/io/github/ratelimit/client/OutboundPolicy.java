@@ -2,6 +2,7 @@ package io.github.ratelimit.client;
 
 import java.time.Duration;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -45,7 +46,7 @@ final class OutboundPolicy {
 
 	private final @Nullable RuntimeChanges changes;
 
-	private final RateLimitEngine engine;
+	private final @Nullable RateLimitEngine engine;
 
 	private final String name;
 
@@ -62,11 +63,13 @@ final class OutboundPolicy {
 
 	private final AtomicLong lastChange = new AtomicLong(System.nanoTime() - CHANGE_INTERVAL_NANOS);
 
-	OutboundPolicy(RateLimitEngine engine, @Nullable RuntimeChanges changes, String name) {
+	/** A policy of the engine's, or one that limits nothing without an engine (limits switched off). */
+	OutboundPolicy(@Nullable RateLimitEngine engine, @Nullable RuntimeChanges changes, String name) {
 		this.engine = engine;
 		this.changes = changes;
 		this.name = name;
-		this.spec = engine.catalog().declare(name, "outbound calls under policy '" + name + "'", PolicyValues.NONE);
+		this.spec = (engine != null)
+				? engine.catalog().declare(name, "outbound calls under policy '" + name + "'", PolicyValues.NONE) : null;
 		if (this.spec != null && this.spec.policy().algorithm() == Algorithm.CONCURRENCY) {
 			throw new InvalidRateLimitPolicyException(name, "'algorithm' CONCURRENCY cannot limit outbound calls: a "
 					+ "call's slot would be given back as soon as it was taken; use a rate (FIXED, SLIDING_LOG, "
@@ -89,7 +92,7 @@ final class OutboundPolicy {
 			return CompletableFuture.failedFuture(new OutboundRateLimitException(this.name, host, Duration.ofNanos(left),
 					false));
 		}
-		return this.engine.decideKeyAsync(spec, host, null).thenApply((outcome) -> {
+		return Objects.requireNonNull(this.engine).decideKeyAsync(spec, host, null).thenApply((outcome) -> {
 			ErrorResponseException rejection = outcome.rejection();
 			if (rejection != null) {
 				long seconds = (rejection instanceof RateLimitException refused) ? refused.getRetryAfterSeconds() : 1;

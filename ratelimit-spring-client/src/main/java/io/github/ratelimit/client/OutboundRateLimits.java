@@ -33,7 +33,7 @@ import org.springframework.http.client.ClientHttpRequestInterceptor;
  */
 public final class OutboundRateLimits {
 
-	private final RateLimitEngine engine;
+	private final @Nullable RateLimitEngine engine;
 
 	private final @Nullable RuntimeChanges changes;
 
@@ -47,6 +47,20 @@ public final class OutboundRateLimits {
 	public OutboundRateLimits(RateLimitEngine engine, @Nullable RuntimeChanges changes) {
 		this.engine = engine;
 		this.changes = changes;
+	}
+
+	private OutboundRateLimits() {
+		this.engine = null;
+		this.changes = null;
+	}
+
+	/**
+	 * Return limits that limit nothing: what the application gets with limits switched off
+	 * ({@code ratelimit.enabled=false}), so that it starts and calls as before.
+	 * @return the limits
+	 */
+	public static OutboundRateLimits unlimited() {
+		return new OutboundRateLimits();
 	}
 
 	/**

@@ -16,9 +16,10 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * A gRPC call as the engine sees a request: its metadata as headers (so a trusted proxy's {@code X-Forwarded-For}
- * and a plan's header are read as on HTTP), the transport's peer as the remote address, Spring Security's user as the
- * principal. Key expressions see the request message as {@code #request} (the metadata for a method whose client
- * streams, which has no message at call start) and the metadata's text entries as {@code #metadata}.
+ * and a plan's header are read as on HTTP; a name sent more than once gives its last value, as gRPC's own
+ * interceptors read it), the transport's peer as the remote address, Spring Security's user as the principal. Key
+ * expressions see the request message as {@code #request} (the metadata for a method whose client streams, which has
+ * no message at call start) and the metadata's text entries as {@code #metadata}.
  */
 final class GrpcRateLimitRequest implements RateLimitRequest {
 

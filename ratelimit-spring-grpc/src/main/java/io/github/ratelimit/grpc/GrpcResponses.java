@@ -21,14 +21,15 @@ import org.springframework.web.ErrorResponseException;
 /**
  * What a call's client is told, in gRPC's terms: the rate-limit fields as response headers (the header draft forbids
  * them in trailers), a rejection as {@code RESOURCE_EXHAUSTED} (a store that failed under {@code deny}:
- * {@code UNAVAILABLE}; a cost the request makes invalid: {@code INVALID_ARGUMENT}) with a {@code google.rpc.RetryInfo} and a {@code google.rpc.QuotaFailure} in the status's
- * details; and the other way, a call's final status as the HTTP status that {@code count-on} lists.
+ * {@code UNAVAILABLE}; a cost the request makes invalid: {@code INVALID_ARGUMENT}) with a
+ * {@code google.rpc.RetryInfo} and a {@code google.rpc.QuotaFailure} in the status's details; and the other way, a
+ * call's final status as the HTTP status that {@code count-on} lists.
  */
 final class GrpcResponses {
 
 	/** google.rpc.Code to HTTP, as Google's APIs map them. */
-	private static final Map<Status.Code, Integer> HTTP_STATUSES = Map.ofEntries(Map.entry(Status.Code.OK, 200),
-			Map.entry(Status.Code.CANCELLED, 499), Map.entry(Status.Code.UNKNOWN, 500),
+	private static final Map<Status.Code, Integer> HTTP_STATUSES = Map.ofEntries(
+			Map.entry(Status.Code.OK, 200), Map.entry(Status.Code.CANCELLED, 499), Map.entry(Status.Code.UNKNOWN, 500),
 			Map.entry(Status.Code.INVALID_ARGUMENT, 400), Map.entry(Status.Code.DEADLINE_EXCEEDED, 504),
 			Map.entry(Status.Code.NOT_FOUND, 404), Map.entry(Status.Code.ALREADY_EXISTS, 409),
 			Map.entry(Status.Code.PERMISSION_DENIED, 403), Map.entry(Status.Code.UNAUTHENTICATED, 401),

@@ -122,15 +122,27 @@ final class GrpcServiceMethods {
 		return name.toString();
 	}
 
-	/** An annotated method that implements no gRPC method would limit nothing: a mistake to say at start-up. */
+	/**
+	 * An annotated method that implements no gRPC method would limit nothing, and a cost known after the response
+	 * would never be known: mistakes to say at start-up.
+	 */
 	private static void checkEveryLimitApplies(Class<?> type, Set<Method> implemented) {
 		for (Method method : ReflectionUtils.getUniqueDeclaredMethods(type, ReflectionUtils.USER_DECLARED_METHODS)) {
 			List<RateLimited> annotations = RateLimitedMethods.annotationsOf(method, type);
 			if (!implemented.contains(method) && !annotations.isEmpty() && !Modifier.isStatic(method.getModifiers())) {
-				throw new InvalidRateLimitPolicyException(annotations.get(0).name(), "@RateLimited on " + type.getSimpleName() + "#"
-						+ method.getName() + " limits nothing: gRPC calls reach a service's methods that implement "
-						+ "its gRPC methods (as a generated base class names them), and this method implements none. "
-						+ "Annotate the method that implements the call, or move this one to another bean.");
+				throw new InvalidRateLimitPolicyException(annotations.get(0).name(), "@RateLimited on "
+						+ type.getSimpleName() + "#" + method.getName() + " limits nothing: gRPC calls reach a "
+						+ "service's methods that implement its gRPC methods (as a generated base class names them), "
+						+ "and this method implements none. Annotate the method that implements the call, or move "
+						+ "this one to another bean.");
+			}
+			for (RateLimited annotation : annotations) {
+				if (!annotation.settle().isEmpty()) {
+					throw new InvalidRateLimitPolicyException(annotation.name(), "@RateLimited on "
+							+ type.getSimpleName() + "#" + method.getName() + " has 'settle', which a gRPC method "
+							+ "cannot use: its result is a stream of messages and it has no status to report a cost "
+							+ "to. Give the call its cost up front with 'cost' over its message.");
+				}
 			}
 		}
 	}

@@ -10,7 +10,8 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The text entries of a call's metadata as key expressions read them, {@code #metadata['x-api-key']}: each name's
- * first value, names in lower case; binary entries ({@code -bin}) left out.
+ * last value, as gRPC's own interceptors (an authentication's) read it, so that a key sent twice cannot be checked
+ * on one value and counted on another; names in lower case; binary entries ({@code -bin}) left out.
  */
 final class MetadataText extends AbstractMap<String, String> {
 

@@ -33,7 +33,10 @@ import org.springframework.util.function.SingletonSupplier;
  */
 public final class RateLimitServerInterceptor implements ServerInterceptor, Ordered {
 
-	/** After Spring gRPC's security interceptors (whose context is {@code 0}), so keys may name the user. */
+	/**
+	 * Inside Spring gRPC's exception handler and security interceptors (orders below 100), so that keys may name the
+	 * user and what a service throws is still answered by the application's handlers.
+	 */
 	public static final int DEFAULT_ORDER = 100;
 
 	private final RateLimitEngine engine;

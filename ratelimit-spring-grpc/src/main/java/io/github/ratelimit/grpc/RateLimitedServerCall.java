@@ -4,6 +4,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
 
 import io.github.ratelimit.engine.RateLimitEngine;
 import io.github.ratelimit.engine.RateLimitOutcome;
+import io.grpc.Context;
+import io.grpc.Deadline;
 import io.grpc.ForwardingServerCall;
 import io.grpc.Metadata;
 import io.grpc.ServerCall;
@@ -17,8 +19,12 @@ import org.springframework.web.ErrorResponseException;
 /**
  * One call of a rate limited gRPC method: decided before the service sees it (with its one message where the client
  * sends one, else as it starts), its rate-limit fields added to the response headers, and, once it ends however it
- * ends (closed by the service, cancelled), settled from its final status and its concurrency slots given back.
- * gRPC never calls a call's methods, nor its listener's, at once from two threads.
+ * ends, settled from its final status and its concurrency slots given back. It ends when the service closes it, when
+ * the service throws (Spring gRPC's exception handler, outside this interceptor, then closes it), when the client
+ * cancels it or its deadline passes, and at the latest when gRPC says it is complete.
+ * <p>
+ * gRPC calls the listener's methods one at a time, and the service its call's; but a service may close the call on
+ * another thread while the client cancels it, hence one atomic end.
  */
 final class RateLimitedServerCall<ReqT, RespT> extends ForwardingServerCall.SimpleForwardingServerCall<ReqT, RespT> {
 
@@ -34,9 +40,9 @@ final class RateLimitedServerCall<ReqT, RespT> extends ForwardingServerCall.Simp
 
 	private final AtomicBoolean ended = new AtomicBoolean();
 
-	private @Nullable RateLimitOutcome outcome;
+	private volatile @Nullable RateLimitOutcome outcome;
 
-	private Metadata rateLimitHeaders = new Metadata();
+	private volatile Metadata rateLimitHeaders = new Metadata();
 
 	private boolean headersSent;
 
@@ -53,13 +59,17 @@ final class RateLimitedServerCall<ReqT, RespT> extends ForwardingServerCall.Simp
 	/** Start the call: decided now if its client streams, else once its message came. */
 	ServerCall.Listener<ReqT> start() {
 		this.engine.settlement().settledByStack(this.request);
-		if (!this.target.clientSendsOneMessage()) {
-			return decide(null) ? new EndingListener<>(this.next.startCall(this, this.requestHeaders), this)
-					: new ServerCall.Listener<>() {
-					};
+		LimitedListener listener = new LimitedListener();
+		if (this.target.clientSendsOneMessage()) {
+			super.request(1); // the service is not started yet: ask for the message it is decided with
 		}
-		super.request(1); // the service is not started yet: ask for the message it is decided with
-		return new FirstMessageListener();
+		else if (decide(null)) {
+			listener.startService();
+		}
+		else {
+			listener.rejected = true;
+		}
+		return listener;
 	}
 
 	/** Decide the call; a rejected one is closed. */
@@ -95,8 +105,8 @@ final class RateLimitedServerCall<ReqT, RespT> extends ForwardingServerCall.Simp
 			// Not trailers only: the rate-limit fields are headers, on a rejection and on an error too.
 			sendHeaders(new Metadata());
 		}
-		end(status);
 		super.close(status, trailers);
+		end(status); // after the response: a cost settled after it may wait for the store
 	}
 
 	/** Settle what the call took, from its final status, and give back its slots; once. */
@@ -111,8 +121,11 @@ final class RateLimitedServerCall<ReqT, RespT> extends ForwardingServerCall.Simp
 		}
 	}
 
-	/** Until the message came: the service is started once the call is decided, and only if it is admitted. */
-	private final class FirstMessageListener extends ServerCall.Listener<ReqT> {
+	/**
+	 * The call's listener: holds the service back until the call is decided, starts it only if it is admitted, and
+	 * ends the call when the service throws, when the client cancels, and when gRPC says the call is complete.
+	 */
+	private final class LimitedListener extends ServerCall.Listener<ReqT> {
 
 		private ServerCall.@Nullable Listener<ReqT> service;
 
@@ -121,19 +134,17 @@ final class RateLimitedServerCall<ReqT, RespT> extends ForwardingServerCall.Simp
 		@Override
 		public void onMessage(ReqT message) {
 			ServerCall.Listener<ReqT> service = this.service;
+			if (service == null && !this.rejected) {
+				if (!decide(message)) {
+					this.rejected = true;
+					return;
+				}
+				service = startService();
+			}
 			if (service != null) {
-				service.onMessage(message); // the service says what a second message of a unary call is
-				return;
+				ServerCall.Listener<ReqT> started = service;
+				guarded(() -> started.onMessage(message)); // the service says what a second unary message is
 			}
-			if (this.rejected) {
-				return;
-			}
-			if (!decide(message)) {
-				this.rejected = true;
-				return;
-			}
-			service = startService();
-			service.onMessage(message);
 		}
 
 		@Override
@@ -141,59 +152,65 @@ final class RateLimitedServerCall<ReqT, RespT> extends ForwardingServerCall.Simp
 			if (!this.rejected) {
 				// Without a message the service refuses the call itself, as it does any unary call without one.
 				ServerCall.Listener<ReqT> service = (this.service != null) ? this.service : startService();
-				service.onHalfClose();
+				guarded(service::onHalfClose);
 			}
 		}
 
 		@Override
 		public void onCancel() {
-			end(Status.CANCELLED);
-			if (this.service != null) {
-				this.service.onCancel();
+			Deadline deadline = Context.current().getDeadline();
+			end((deadline != null && deadline.isExpired()) ? Status.DEADLINE_EXCEEDED : Status.CANCELLED);
+			ServerCall.Listener<ReqT> service = this.service;
+			if (service != null) {
+				service.onCancel();
 			}
 		}
 
 		@Override
 		public void onComplete() {
-			if (this.service != null) {
-				this.service.onComplete();
+			// Closed, and not by the service through this call: by the exception handler outside, after it threw.
+			end(Status.UNKNOWN);
+			ServerCall.Listener<ReqT> service = this.service;
+			if (service != null) {
+				service.onComplete();
 			}
 		}
 
 		@Override
 		public void onReady() {
-			if (this.service != null) {
-				this.service.onReady();
+			ServerCall.Listener<ReqT> service = this.service;
+			if (service != null) {
+				guarded(service::onReady);
 			}
 		}
 
-		private ServerCall.Listener<ReqT> startService() {
-			ServerCall.Listener<ReqT> service = RateLimitedServerCall.this.next.startCall(RateLimitedServerCall.this,
-					RateLimitedServerCall.this.requestHeaders);
+		ServerCall.Listener<ReqT> startService() {
+			ServerCall.Listener<ReqT> service;
+			try {
+				// A method whose client streams runs here, and may throw.
+				service = RateLimitedServerCall.this.next.startCall(RateLimitedServerCall.this,
+						RateLimitedServerCall.this.requestHeaders);
+			}
+			catch (RuntimeException | Error ex) {
+				end(Status.fromThrowable(ex));
+				throw ex;
+			}
 			this.service = service;
 			if (isReady()) {
-				service.onReady(); // the transport said so before the service listened
+				guarded(service::onReady); // the transport said so before the service listened
 			}
 			return service;
 		}
 
-	}
-
-	/** A started call's listener, that ends the call when the client cancels it. */
-	private static final class EndingListener<ReqT>
-			extends io.grpc.ForwardingServerCallListener.SimpleForwardingServerCallListener<ReqT> {
-
-		private final RateLimitedServerCall<ReqT, ?> call;
-
-		EndingListener(ServerCall.Listener<ReqT> delegate, RateLimitedServerCall<ReqT, ?> call) {
-			super(delegate);
-			this.call = call;
-		}
-
-		@Override
-		public void onCancel() {
-			this.call.end(Status.CANCELLED);
-			super.onCancel();
+		/** What the service does; if it throws, the call ends with what it threw, which goes on to the handler. */
+		private void guarded(Runnable serviceCode) {
+			try {
+				serviceCode.run();
+			}
+			catch (RuntimeException | Error ex) {
+				end(Status.fromThrowable(ex));
+				throw ex;
+			}
 		}
 
 	}

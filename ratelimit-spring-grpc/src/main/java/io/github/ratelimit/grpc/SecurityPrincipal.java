@@ -17,7 +17,8 @@ import org.springframework.util.ClassUtils;
 final class SecurityPrincipal {
 
 	private static final boolean PRESENT = ClassUtils.isPresent(
-			"org.springframework.security.core.context.SecurityContextHolder", SecurityPrincipal.class.getClassLoader());
+			"org.springframework.security.core.context.SecurityContextHolder",
+			SecurityPrincipal.class.getClassLoader());
 
 	private SecurityPrincipal() {
 	}

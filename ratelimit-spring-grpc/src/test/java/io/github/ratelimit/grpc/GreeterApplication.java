@@ -140,6 +140,16 @@ class GreeterApplication {
 			responseObserver.onCompleted();
 		}
 
+		/** Throws, as a service does on input it did not expect: Spring gRPC's exception handler answers. */
+		@Override
+		@RateLimited(name = "failures", algorithm = Algorithm.CONCURRENCY, limit = 1, hold = "1h", key = "'all'")
+		public void fail(HelloRequest request, StreamObserver<HelloReply> responseObserver) {
+			if (request.getName().equals("status")) {
+				throw Status.NOT_FOUND.withDescription("no such greeting").asRuntimeException();
+			}
+			throw new IllegalArgumentException("cannot greet " + request.getName());
+		}
+
 		@Override
 		@RateLimited(name = "logins", limit = 2, window = "1h", key = "'all'", countOn = "4xx")
 		public void login(HelloRequest request, StreamObserver<HelloReply> responseObserver) {

@@ -113,9 +113,36 @@ class RateLimitGrpcAutoConfigurationTests {
 
 	}
 
+	@Test
+	void aCostSettledAfterTheResponseFailsTheStartUpNamingIt() {
+		this.runner.withUserConfiguration(SettledCost.class)
+			.run((context) -> assertThat(context).hasFailed()
+				.getFailure()
+				.isInstanceOf(InvalidRateLimitPolicyException.class)
+				.hasMessageContaining("SettledCostService#sayHello")
+				.hasMessageContaining("'settle'"));
+	}
+
 	@Configuration(proxyBeanMethods = false)
 	@Import(MisplacedLimitService.class)
 	static class MisplacedLimit {
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	@Import(SettledCostService.class)
+	static class SettledCost {
+
+	}
+
+	static class SettledCostService extends GreeterGrpc.GreeterImplBase {
+
+		@Override
+		@RateLimited(name = "settled", limit = 100, window = "1m", algorithm = io.github.ratelimit.Algorithm.TOKEN_BUCKET,
+				settle = "#reported")
+		public void sayHello(HelloRequest request, StreamObserver<HelloReply> responseObserver) {
+			responseObserver.onCompleted();
+		}
 
 	}
 

@@ -196,6 +196,17 @@ class RateLimitedGrpcCallsTests {
 	}
 
 	@Test
+	void aServiceThatThrowsGivesItsSlotBackAndItsCallEndsWithWhatItThrew() {
+		GreeterGrpc.GreeterBlockingStub stub = GreeterGrpc.newBlockingStub(channel);
+		// One slot, held an hour: were the first failure to keep it, the second call would be refused.
+		for (int i = 0; i < 3; i++) {
+			assertThat(refusal(() -> stub.fail(hello("ada"))).getStatus().getCode()).isEqualTo(Status.Code.UNKNOWN);
+			assertThat(refusal(() -> stub.fail(hello("status"))).getStatus().getCode())
+				.isEqualTo(Status.Code.NOT_FOUND);
+		}
+	}
+
+	@Test
 	void aMethodWithoutLimitsIsLeftAlone() {
 		AtomicReference<Metadata> headers = new AtomicReference<>();
 		AtomicReference<Metadata> trailers = new AtomicReference<>();

@@ -36,6 +36,10 @@ public class RateLimitedAnnotationBeanPostProcessor extends AbstractBeanFactoryA
 
 	private static final String GRPC_SERVICE = "io.grpc.BindableService";
 
+	private static final boolean GRPC_MODULE = ClassUtils.isPresent(
+			"io.github.ratelimit.grpc.RateLimitServerInterceptor",
+			RateLimitedAnnotationBeanPostProcessor.class.getClassLoader());
+
 	private final Set<Class<?>> eligibleClasses = ConcurrentHashMap.newKeySet();
 
 	private volatile @Nullable Consumer<Class<?>> eligibleClassListener;
@@ -90,11 +94,12 @@ public class RateLimitedAnnotationBeanPostProcessor extends AbstractBeanFactoryA
 	}
 
 	/**
-	 * A gRPC service's calls are decided by the gRPC module's interceptor, and reach its methods without going through
-	 * a proxy (the service binds itself): proxying it would limit nothing twice, and fail a web stack's check.
+	 * With the gRPC module, a gRPC service's calls are decided by its server interceptor: a proxy would decide them
+	 * twice (a generated service binds itself with a final method, so its calls go through the proxy), and fail a web
+	 * stack's check of return types. Without it, the web stack's interceptor is all there is.
 	 */
 	private static boolean isGrpcService(Class<?> targetClass) {
-		return ClassUtils.getAllInterfacesForClassAsSet(targetClass)
+		return GRPC_MODULE && ClassUtils.getAllInterfacesForClassAsSet(targetClass)
 			.stream()
 			.anyMatch((type) -> type.getName().equals(GRPC_SERVICE));
 	}

@@ -66,8 +66,9 @@ public interface RateLimitRequest {
 	}
 
 	/**
-	 * Return further variables that key, cost and skip expressions see by name, unless a method parameter has that
-	 * name: what a stack that is not HTTP has besides its request (gRPC's {@code #metadata}).
+	 * Return further variables that key, cost and skip expressions see by name: what a stack that is not HTTP has
+	 * besides its request (gRPC's {@code #metadata}). A variable of the same name that is set already (a method's
+	 * parameter that is not {@code null}, {@code #request}, {@code #principal}, {@code #clientIp}) wins.
 	 * @return the variables by name, empty for none
 	 * @since 0.5.0
 	 */
