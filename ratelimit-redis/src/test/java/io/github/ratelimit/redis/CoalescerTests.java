@@ -76,6 +76,13 @@ class CoalescerTests {
 				.filter((thread) -> thread.getName().equals(name))
 				.findFirst()
 				.orElseThrow();
+			// Stopped once it waits in its loop: stopped before it reaches it, it would die outside the code that says
+			// so, as no Error it could throw would.
+			long waiting = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+			while (watchdog.getState() != Thread.State.WAITING && watchdog.getState() != Thread.State.TIMED_WAITING
+					&& System.nanoTime() < waiting) {
+				Thread.sleep(1);
+			}
 			boolean stopped;
 			try {
 				watchdog.stop(); // what an Error thrown inside it would do
