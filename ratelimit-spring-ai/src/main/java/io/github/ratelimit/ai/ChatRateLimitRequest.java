@@ -2,10 +2,9 @@ package io.github.ratelimit.ai;
 
 import java.security.Principal;
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 
+import io.github.ratelimit.web.CallRateLimitRequest;
 import io.github.ratelimit.web.RateLimitRequest;
 import io.github.ratelimit.web.RateLimitStatus;
 import org.jspecify.annotations.Nullable;
@@ -20,19 +19,15 @@ import org.springframework.ai.chat.prompt.ChatOptions;
  * stack, the call has that request's client address, headers and principal, so that a budget keyed by the client's
  * address or user is the HTTP client's; outside of one, Spring Security's current user, and no address.
  */
-final class ChatRateLimitRequest implements RateLimitRequest {
+final class ChatRateLimitRequest extends CallRateLimitRequest {
 
 	private final ChatClientRequest call;
 
-	private final @Nullable RateLimitRequest http;
-
 	private final long estimatedTokens;
 
-	private final Map<String, Object> attributes = new ConcurrentHashMap<>();
-
 	ChatRateLimitRequest(ChatClientRequest call, @Nullable RateLimitRequest http, long estimatedTokens) {
+		super(http);
 		this.call = call;
-		this.http = http;
 		this.estimatedTokens = estimatedTokens;
 	}
 
@@ -42,28 +37,8 @@ final class ChatRateLimitRequest implements RateLimitRequest {
 	}
 
 	@Override
-	public String getMethod() {
-		return (this.http != null) ? this.http.getMethod() : "POST";
-	}
-
-	@Override
-	public @Nullable String getHeader(String name) {
-		return (this.http != null) ? this.http.getHeader(name) : null;
-	}
-
-	@Override
-	public List<String> getHeaders(String name) {
-		return (this.http != null) ? this.http.getHeaders(name) : List.of();
-	}
-
-	@Override
-	public @Nullable String getRemoteAddr() {
-		return (this.http != null) ? this.http.getRemoteAddr() : null;
-	}
-
-	@Override
 	public @Nullable Principal getUserPrincipal() {
-		Principal principal = (this.http != null) ? this.http.getUserPrincipal() : null;
+		Principal principal = super.getUserPrincipal();
 		return (principal != null) ? principal : SecurityPrincipal.current();
 	}
 
@@ -83,16 +58,6 @@ final class ChatRateLimitRequest implements RateLimitRequest {
 		}
 		variables.put("estimatedTokens", this.estimatedTokens);
 		return variables;
-	}
-
-	@Override
-	public @Nullable Object getAttribute(String name) {
-		return this.attributes.get(name);
-	}
-
-	@Override
-	public void setAttribute(String name, Object value) {
-		this.attributes.put(name, value);
 	}
 
 }

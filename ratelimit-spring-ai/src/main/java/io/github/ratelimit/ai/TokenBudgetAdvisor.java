@@ -3,6 +3,7 @@ package io.github.ratelimit.ai;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -11,6 +12,7 @@ import io.github.ratelimit.engine.PolicySpec;
 import io.github.ratelimit.engine.RateLimitEngine;
 import io.github.ratelimit.engine.RateLimitExchange;
 import io.github.ratelimit.engine.RateLimitOutcome;
+import io.github.ratelimit.web.RateLimitException;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
@@ -39,15 +41,20 @@ import org.springframework.web.ErrorResponseException;
  * <p>
  * A stream is settled when it ends however it ends: completed, failed or cancelled, to the usage it reported, else
  * to the estimate plus the completion it streamed (its characters estimated as tokens); a call that failed without a
- * usage, to the estimate. The advisor runs last before the model ({@link #getOrder()}), so that it estimates the
- * prompt as the model gets it, memory and retrieved documents included.
+ * usage, to the estimate; a call that another budget refused before the model, or whose subscriber left while this
+ * budget was deciding, to nothing. The advisor runs first ({@link #getOrder()}), on the caller's thread, so that a
+ * budget keyed by the HTTP client or its user is theirs; it estimates the prompt as the application gives it, and
+ * what memory or retrieved documents add is settled from the usage.
  *
  * @since 0.5.0
  */
 public final class TokenBudgetAdvisor implements CallAdvisor, StreamAdvisor {
 
-	/** Just before the model is called, after the advisors that add to the prompt. */
-	public static final int DEFAULT_ORDER = Ordered.LOWEST_PRECEDENCE - 1_000;
+	/**
+	 * First, on the thread that makes the call: the HTTP request and the user it knows are the caller's there, before
+	 * other advisors (memory, retrieval) move a stream to threads of their own.
+	 */
+	public static final int DEFAULT_ORDER = Ordered.HIGHEST_PRECEDENCE + 100;
 
 	private final String name;
 
@@ -96,7 +103,7 @@ public final class TokenBudgetAdvisor implements CallAdvisor, StreamAdvisor {
 			response = chain.nextCall(request);
 		}
 		catch (RuntimeException | Error ex) {
-			reservation.settle(null, 0, false);
+			reservation.failed(ex, 0);
 			throw ex;
 		}
 		reservation.settle(usage(response.chatResponse()), completionCharacters(response.chatResponse()), true);
@@ -108,21 +115,43 @@ public final class TokenBudgetAdvisor implements CallAdvisor, StreamAdvisor {
 		if (this.engine == null) {
 			return chain.nextStream(request);
 		}
-		return Mono.fromCompletionStage(() -> reserve(request)).flatMapMany((reservation) -> {
-			AtomicReference<@Nullable Usage> usage = new AtomicReference<>();
-			AtomicLong characters = new AtomicLong();
-			return chain.nextStream(request).doOnNext((response) -> {
-				Usage reported = usage(response.chatResponse());
-				if (reported != null) {
-					usage.set(reported);
-				}
-				characters.addAndGet(completionCharacters(response.chatResponse()));
-			})
-				// The store is asked off the stream's thread, which may be an event loop.
-				.doFinally((signal) -> Schedulers.boundedElastic()
-					.schedule(() -> reservation.settle(usage.get(), characters.get(),
-							signal == SignalType.ON_COMPLETE)));
-		});
+		return Mono.defer(() -> {
+			CompletableFuture<Reservation> reserving = reserve(request);
+			AtomicBoolean streaming = new AtomicBoolean();
+			return Mono.fromFuture(reserving, true)
+				// The rest of the chain off the store's thread, which may be its client's event loop.
+				.publishOn(Schedulers.boundedElastic())
+				.doOnNext((reservation) -> streaming.set(true))
+				// A subscriber that leaves while the store decides owes nothing: what it took is given back.
+				.doOnCancel(() -> {
+					if (!streaming.get()) {
+						reserving.thenAccept((reservation) -> reservation.settleTo(0));
+					}
+				});
+		})
+			.flatMapMany((reservation) -> {
+				AtomicReference<@Nullable Usage> usage = new AtomicReference<>();
+				AtomicLong characters = new AtomicLong();
+				AtomicReference<@Nullable Throwable> failure = new AtomicReference<>();
+				return chain.nextStream(request).doOnNext((response) -> {
+					Usage reported = usage(response.chatResponse());
+					if (reported != null) {
+						usage.set(reported);
+					}
+					characters.addAndGet(completionCharacters(response.chatResponse()));
+				})
+					.doOnError(failure::set)
+					// The store is asked off the stream's thread, which may be an event loop.
+					.doFinally((signal) -> Schedulers.boundedElastic().schedule(() -> {
+						Throwable failed = failure.get();
+						if (failed != null && usage.get() == null) {
+							reservation.failed(failed, characters.get());
+						}
+						else {
+							reservation.settle(usage.get(), characters.get(), signal == SignalType.ON_COMPLETE);
+						}
+					}));
+			});
 	}
 
 	/** Reserve the call's estimate; a rejection fails the stage with the policy's exception. */
@@ -175,6 +204,25 @@ public final class TokenBudgetAdvisor implements CallAdvisor, StreamAdvisor {
 			this.outcome = outcome;
 			this.request = request;
 			this.estimate = estimate;
+		}
+
+		/**
+		 * Settle a call that failed: to nothing if it never reached the model (a budget after this one refused it),
+		 * else to the estimate plus what it streamed.
+		 */
+		void failed(Throwable failure, long completionCharacters) {
+			if (failure instanceof RateLimitException && completionCharacters == 0) {
+				settleTo(0);
+			}
+			else {
+				settle(null, completionCharacters, false);
+			}
+		}
+
+		/** Settle to a number of tokens. */
+		void settleTo(long tokens) {
+			this.request.report(TokenBudgetAdvisor.this.name, tokens);
+			this.engine.settlement().settleCosts(this.outcome, this.request, null, false);
 		}
 
 		/** Settle to the usage, else to the estimate plus the completion's characters as tokens. */

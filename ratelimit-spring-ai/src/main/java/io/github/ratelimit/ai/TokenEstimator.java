@@ -2,6 +2,7 @@ package io.github.ratelimit.ai;
 
 import org.springframework.ai.chat.client.ChatClientRequest;
 import org.springframework.ai.chat.messages.Message;
+import org.springframework.ai.chat.prompt.ChatOptions;
 
 /**
  * Estimates the tokens a chat call will cost before the model is called: what its budget reserves, and settles to the
@@ -25,7 +26,9 @@ public interface TokenEstimator {
 
 	/**
 	 * Return an estimator that counts the characters of the prompt's messages and divides them by a number, rounding
-	 * up: the prompt's tokens, roughly; the completion's are settled once the response says what they were.
+	 * up: the prompt's tokens, roughly; plus the most the completion may take when the call's options say
+	 * ({@code maxTokens}), so that a budget that cannot cover a long answer refuses the call before the model runs.
+	 * Without {@code maxTokens}, the completion's tokens are settled once the response says what they were.
 	 * @param characters the characters a token stands for, at least 1
 	 * @return the estimator
 	 */
@@ -39,7 +42,10 @@ public interface TokenEstimator {
 				String text = message.getText();
 				length += (text != null) ? text.length() : 0;
 			}
-			return Math.max(1, (length + characters - 1) / characters);
+			ChatOptions options = request.prompt().getOptions();
+			Integer maxTokens = (options != null) ? options.getMaxTokens() : null;
+			long completion = (maxTokens != null && maxTokens > 0) ? maxTokens : 0;
+			return Math.max(1, (length + characters - 1) / characters + completion);
 		};
 	}
 

@@ -7,13 +7,20 @@ import java.util.Map;
 
 import io.github.ratelimit.engine.InvalidRateLimitPolicyException;
 import io.github.ratelimit.engine.RateLimitedMethods;
+import io.modelcontextprotocol.server.McpSyncServerExchange;
+import io.modelcontextprotocol.spec.McpSchema;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.core.DefaultParameterNameDiscoverer;
+import org.springframework.core.MethodParameter;
 import org.springframework.core.ParameterNameDiscoverer;
 import org.springframework.core.annotation.MergedAnnotation;
 import org.springframework.core.annotation.MergedAnnotations;
+import org.springframework.core.convert.ConversionException;
+import org.springframework.core.convert.ConversionService;
+import org.springframework.core.convert.TypeDescriptor;
+import org.springframework.core.convert.support.DefaultConversionService;
 import org.springframework.util.ClassUtils;
 import org.springframework.util.ReflectionUtils;
 
@@ -30,16 +37,49 @@ final class McpToolMethods {
 	/** A rate limited tool: the method that implements it, and its parameters' names for its arguments. */
 	record Target(Method method, Class<?> targetClass, String[] parameterNames) {
 
-		/** The call's arguments as the method's, by name: JSON's values, not yet converted to the parameters' types. */
-		Object[] arguments(@Nullable Map<String, Object> arguments) {
+		/**
+		 * The call's arguments as the method gets them: by name, converted to the parameter's type as the tool's are
+		 * ({@code 5}, {@code "5"} and {@code 5.0} are one {@code int}), so that no spelling of a value is a key of its
+		 * own; the exchange and the call for parameters of their types, none for any other of MCP's own.
+		 */
+		Object[] arguments(McpSchema.CallToolRequest call, McpSyncServerExchange exchange) {
+			Map<String, Object> arguments = call.arguments();
 			Object[] values = new Object[this.parameterNames.length];
 			for (int i = 0; i < values.length; i++) {
-				values[i] = (arguments != null) ? arguments.get(this.parameterNames[i]) : null;
+				Class<?> type = this.method.getParameterTypes()[i];
+				if (type.isInstance(exchange)) {
+					values[i] = exchange;
+				}
+				else if (type.isInstance(call)) {
+					values[i] = call;
+				}
+				else if (!type.getName().startsWith(MCP_PACKAGE) && arguments != null) {
+					values[i] = converted(arguments.get(this.parameterNames[i]), new MethodParameter(this.method, i));
+				}
 			}
 			return values;
 		}
 
+		private static @Nullable Object converted(@Nullable Object value, MethodParameter parameter) {
+			if (value == null) {
+				return null;
+			}
+			TypeDescriptor target = new TypeDescriptor(parameter);
+			try {
+				return CONVERSION.canConvert(TypeDescriptor.forObject(value), target)
+						? CONVERSION.convert(value, TypeDescriptor.forObject(value), target) : value;
+			}
+			catch (ConversionException ex) {
+				return null; // what the tool cannot take either: the call fails, counted
+			}
+		}
+
 	}
+
+	/** MCP's own types, which a tool takes from the call rather than from its arguments. */
+	private static final String MCP_PACKAGE = "io.modelcontextprotocol.";
+
+	private static final ConversionService CONVERSION = DefaultConversionService.getSharedInstance();
 
 	private static final ParameterNameDiscoverer PARAMETER_NAMES = new DefaultParameterNameDiscoverer();
 

@@ -1,11 +1,9 @@
 package io.github.ratelimit.mcp;
 
-import java.security.Principal;
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 
+import io.github.ratelimit.web.CallRateLimitRequest;
 import io.github.ratelimit.web.RateLimitRequest;
 import io.modelcontextprotocol.server.McpSyncServerExchange;
 import io.modelcontextprotocol.spec.McpSchema;
@@ -13,52 +11,23 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * A call of an MCP tool as the engine sees a request. Key, cost and skip expressions see the tool's arguments by
- * name (as JSON gives them), the call ({@code #request}: its {@code name()} and {@code arguments()}), the MCP session
+ * name (converted as the tool gets them), the call ({@code #request}: its {@code name()} and {@code arguments()}), the MCP session
  * ({@code #session}), the tool's name ({@code #tool}) and the client's own name for itself ({@code #clientName}, which
  * any client may choose). The HTTP request the call came in gives the client's address, headers and principal (Spring
  * Security's user: an OAuth client's token, a user), so that a limit keyed by {@code #clientIp} or {@code #principal}
  * is the caller's.
  */
-final class McpToolRateLimitRequest implements RateLimitRequest {
+final class McpToolRateLimitRequest extends CallRateLimitRequest {
 
 	private final McpSyncServerExchange exchange;
 
 	private final McpSchema.CallToolRequest call;
 
-	private final @Nullable RateLimitRequest http;
-
-	private final Map<String, Object> attributes = new ConcurrentHashMap<>();
-
 	McpToolRateLimitRequest(McpSyncServerExchange exchange, McpSchema.CallToolRequest call,
 			@Nullable RateLimitRequest http) {
+		super(http);
 		this.exchange = exchange;
 		this.call = call;
-		this.http = http;
-	}
-
-	@Override
-	public String getMethod() {
-		return (this.http != null) ? this.http.getMethod() : "POST";
-	}
-
-	@Override
-	public @Nullable String getHeader(String name) {
-		return (this.http != null) ? this.http.getHeader(name) : null;
-	}
-
-	@Override
-	public List<String> getHeaders(String name) {
-		return (this.http != null) ? this.http.getHeaders(name) : List.of();
-	}
-
-	@Override
-	public @Nullable String getRemoteAddr() {
-		return (this.http != null) ? this.http.getRemoteAddr() : null;
-	}
-
-	@Override
-	public @Nullable Principal getUserPrincipal() {
-		return (this.http != null) ? this.http.getUserPrincipal() : null;
 	}
 
 	@Override
@@ -84,16 +53,6 @@ final class McpToolRateLimitRequest implements RateLimitRequest {
 			variables.put("clientName", client.name());
 		}
 		return variables;
-	}
-
-	@Override
-	public @Nullable Object getAttribute(String name) {
-		return this.attributes.get(name);
-	}
-
-	@Override
-	public void setAttribute(String name, Object value) {
-		this.attributes.put(name, value);
 	}
 
 }

@@ -3,6 +3,7 @@ package io.github.ratelimit.mcp;
 import java.util.List;
 import java.util.function.Supplier;
 
+import io.github.ratelimit.aop.DecidedInvocations;
 import io.github.ratelimit.engine.CurrentExchange;
 import io.github.ratelimit.engine.RateLimitEngine;
 import io.github.ratelimit.engine.RateLimitExchange;
@@ -88,7 +89,7 @@ public final class RateLimitedMcpTools implements BeanPostProcessor, SmartInitia
 				(http != null) ? http.request() : null);
 		engine.settlement().settledByStack(limited);
 		RateLimitOutcome outcome = engine.decideMethod(target.method(), target.targetClass(),
-				target.arguments(request.arguments()), limited);
+				target.arguments(request, exchange), limited);
 		if (outcome == null) {
 			return spec.callHandler().apply(exchange, request);
 		}
@@ -99,7 +100,8 @@ public final class RateLimitedMcpTools implements BeanPostProcessor, SmartInitia
 		McpSchema.CallToolResult result = null;
 		Throwable failure = null;
 		try {
-			result = spec.callHandler().apply(exchange, request);
+			// Decided: the method's own proxy, if a web stack made one, lets this call through.
+			result = DecidedInvocations.decided(target.method(), () -> spec.callHandler().apply(exchange, request));
 			return result;
 		}
 		catch (RuntimeException | Error ex) {

@@ -44,6 +44,9 @@ public final class RateLimitInterceptor implements MethodInterceptor {
 
 	@Override
 	public @Nullable Object invoke(MethodInvocation invocation) throws Throwable {
+		if (DecidedInvocations.take(invocation.getMethod())) {
+			return invocation.proceed(); // an entry point of its own (an MCP tool call) decided this call
+		}
 		Object target = invocation.getThis();
 		Class<?> targetClass = (target != null) ? AopUtils.getTargetClass(target)
 				: invocation.getMethod().getDeclaringClass();

@@ -18,9 +18,7 @@ import org.springframework.aop.framework.autoproxy.AbstractBeanFactoryAwareAdvis
 import org.springframework.aop.support.DefaultPointcutAdvisor;
 import org.springframework.aop.support.StaticMethodMatcher;
 import org.springframework.beans.factory.ObjectProvider;
-import org.springframework.core.annotation.MergedAnnotations;
 import org.springframework.util.ClassUtils;
-import org.springframework.util.ReflectionUtils;
 
 /**
  * Proxies every bean that has {@code @RateLimited} methods, with the web stack's interceptor
@@ -37,9 +35,6 @@ public class RateLimitedAnnotationBeanPostProcessor extends AbstractBeanFactoryA
 		implements PolicyCatalog.RateLimitedClasses {
 
 	private static final String GRPC_SERVICE = "io.grpc.BindableService";
-
-	private static final boolean MCP_MODULE = ClassUtils.isPresent("io.github.ratelimit.mcp.RateLimitedMcpTools",
-			RateLimitedAnnotationBeanPostProcessor.class.getClassLoader());
 
 	private static final boolean GRPC_MODULE = ClassUtils.isPresent(
 			"io.github.ratelimit.grpc.RateLimitServerInterceptor",
@@ -79,7 +74,7 @@ public class RateLimitedAnnotationBeanPostProcessor extends AbstractBeanFactoryA
 
 	@Override
 	protected boolean isEligible(Class<?> targetClass) {
-		if (isGrpcService(targetClass) || hasMcpTools(targetClass)) {
+		if (isGrpcService(targetClass)) {
 			return false;
 		}
 		if (RateLimitedMethods.isCandidate(targetClass)) {
@@ -107,21 +102,6 @@ public class RateLimitedAnnotationBeanPostProcessor extends AbstractBeanFactoryA
 		return GRPC_MODULE && ClassUtils.getAllInterfacesForClassAsSet(targetClass)
 			.stream()
 			.anyMatch((type) -> type.getName().equals(GRPC_SERVICE));
-	}
-
-	/** With the MCP module, a tool's calls are decided by its wrapper of the server's tools: a proxy would decide twice. */
-	private static boolean hasMcpTools(Class<?> targetClass) {
-		if (!MCP_MODULE) {
-			return false;
-		}
-		for (Method method : ReflectionUtils.getUniqueDeclaredMethods(ClassUtils.getUserClass(targetClass))) {
-			MergedAnnotations annotations = MergedAnnotations.from(method);
-			if (annotations.isPresent("org.springframework.ai.mcp.annotation.McpTool")
-					|| annotations.isPresent("org.springframework.ai.tool.annotation.Tool")) {
-				return true;
-			}
-		}
-		return false;
 	}
 
 	@Override

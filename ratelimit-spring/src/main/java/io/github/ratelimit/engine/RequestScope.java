@@ -82,11 +82,8 @@ final class RequestScope {
 				created.setVariable("exchange", exchange);
 			}
 			if (request != null) {
-				request.getExpressionVariables().forEach((name, value) -> {
-					if (created.lookupVariable(name) == null) {
-						created.setVariable(name, value);
-					}
-				});
+				// Over a parameter of the same name, which a client fills: still #p<i> to expressions.
+				request.getExpressionVariables().forEach(created::setVariable);
 			}
 			this.evaluationContext = created;
 			context = created;

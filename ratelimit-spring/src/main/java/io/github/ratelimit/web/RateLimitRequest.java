@@ -67,8 +67,10 @@ public interface RateLimitRequest {
 
 	/**
 	 * Return further variables that key, cost and skip expressions see by name: what a stack that is not HTTP has
-	 * besides its request (gRPC's {@code #metadata}). A variable of the same name that is set already (a method's
-	 * parameter that is not {@code null}, {@code #request}, {@code #principal}, {@code #clientIp}) wins.
+	 * besides its request (gRPC's {@code #metadata}, an MCP tool call's {@code #session}). They win over a method's
+	 * parameter of the same name, whose value a client chooses (expressions still see it as {@code #p0}, {@code #p1},
+	 * ...); names of the engine's own ({@code request}, {@code principal}, {@code clientIp}, {@code exchange}) are not
+	 * for them.
 	 * @return the variables by name, empty for none
 	 * @since 0.5.0
 	 */
