@@ -14,8 +14,8 @@ import org.springframework.ai.chat.prompt.ChatOptions;
 
 /**
  * A chat call as the engine sees a request. Key, tenant and skip expressions see the call ({@code #request}), its
- * advisor context ({@code #context['user']}), the model it names ({@code #model}, or {@code null} for the model's
- * default) and the estimate ({@code #estimatedTokens}, the default cost). Made within an HTTP request of a servlet
+ * advisor context ({@code #context['user']}), the model its options name ({@code #model}: its own, else the chat
+ * model's configured one) and the estimate ({@code #estimatedTokens}, the default cost). Made within an HTTP request of a servlet
  * stack, the call has that request's client address, headers and principal, so that a budget keyed by the client's
  * address or user is the HTTP client's; outside of one, Spring Security's current user, and no address.
  */

@@ -32,6 +32,21 @@ class ChatRateLimitRequestTests {
 	}
 
 	@Test
+	void theDefaultEstimateAddsTheMostTheAnswerMayTake() {
+		ChatClientRequest call = new ChatClientRequest(
+				new Prompt("x".repeat(8), ChatOptions.builder().maxTokens(500).build()), Map.of());
+		assertThat(TokenEstimator.DEFAULT.estimate(call)).isEqualTo(502);
+	}
+
+	@Test
+	void anEstimatorOfItsOwnCountsAsItSays() {
+		ChatClientRequest call = new ChatClientRequest(new Prompt("x".repeat(10)), Map.of());
+		assertThat(TokenEstimator.charactersPerToken(1).estimate(call)).isEqualTo(10);
+		org.assertj.core.api.Assertions.assertThatIllegalArgumentException()
+			.isThrownBy(() -> TokenEstimator.charactersPerToken(0));
+	}
+
+	@Test
 	void theDefaultEstimateIsFourCharactersATokenRoundedUpAndAtLeastOne() {
 		assertThat(TokenEstimator.DEFAULT.estimate(new ChatClientRequest(new Prompt("x".repeat(9)), Map.of())))
 			.isEqualTo(3);

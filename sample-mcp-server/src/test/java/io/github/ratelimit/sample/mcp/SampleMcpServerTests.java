@@ -16,7 +16,8 @@ import org.springframework.context.annotation.Configuration;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The sample as agents use it, over HTTP with Spring AI's MCP client: a limit per session, per client (two sessions of
+ * The sample as agents use it, over HTTP with the MCP Java SDK's client, which Spring AI's MCP client starter builds
+ * on: a limit per session, per client (two sessions of
  * one agent share its quota) and per tool, each rejection a tool result with {@code isError} that says which limit and
  * when to retry. The clock stands still, so no window ends meanwhile.
  */
